@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, then runs every tier.
+#   1. unit tests and #[pg_test]s: cargo pgrx test, as the postgres user
+#   2. pg_regress golden files (tests/pg_regress) against a throwaway cluster
+# Usage: scripts/test.sh [unit|regress|all]   (default all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+what=${1:-all}
+WORK=${PG_DEDUP_TEST_DIR:-/tmp/pg_dedup_test}
+PORT=${PG_DEDUP_TEST_PORT:-54329}
+
+bash scripts/setup.sh
+mkdir -p "$WORK"
+chmod 755 "$WORK"
+
+if [[ $what == all || $what == unit ]]; then
+  echo "== unit tests and #[pg_test] (cargo pgrx test pg15 --runas postgres)"
+  rm -rf "$WORK/pgrx-data"
+  mkdir -p "$WORK/pgrx-data"
+  chown postgres:postgres "$WORK/pgrx-data"
+  cargo pgrx test pg15 --runas postgres --pgdata "$WORK/pgrx-data/data"
+fi
+
+if [[ $what == all || $what == regress ]]; then
+  echo "== pg_regress (tests/pg_regress)"
+  cargo pgrx install --pg-config /usr/bin/pg_config >/dev/null
+  cleanup() { bash "$ROOT/scripts/cluster.sh" stop "$WORK/regress"; }
+  trap cleanup EXIT
+  rm -rf "$WORK/regress"
+  bash scripts/cluster.sh start "$WORK/regress" "$PORT"
+  out="$WORK/regress-out"
+  rm -rf "$out"; mkdir -p "$out"; chown postgres:postgres "$out"
+  tests=$(cd tests/pg_regress/sql && ls *.sql | sed 's/\.sql$//' | sort)
+  status=0
+  sudo -u postgres /usr/lib/postgresql/15/lib/pgxs/src/test/regress/pg_regress \
+    --host="$WORK/regress" --port="$PORT" --user=postgres \
+    --inputdir="$ROOT/tests/pg_regress" --outputdir="$out" \
+    --dbname=pg_dedup_regress $tests || status=$?
+  if [ $status -ne 0 ]; then
+    cat "$out/regression.diffs" 2>/dev/null | head -200
+    exit $status
+  fi
+fi
+echo "== all requested test tiers passed"

@@ -1,0 +1,40 @@
+-- dedup.term_stats_agg(dedup.document) → jsonb
+--   {"n_docs": N, "total_len": L, "terms": {"<term>": [df, cf], …}}
+-- The state is `internal` (a Rust StatsAccumulator) with explicit combine, serial and
+-- deserial functions, declared here by hand: pgrx's generated DESERIALFUNC for an
+-- internal state is wrong (pgrx #2351). PARALLEL SAFE: regress shows a Partial Aggregate.
+
+CREATE FUNCTION dedup._term_stats_agg_trans(internal, dedup.document) RETURNS internal
+    IMMUTABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'term_stats_agg_trans_wrapper';
+CREATE FUNCTION dedup._term_stats_agg_combine(internal, internal) RETURNS internal
+    IMMUTABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'term_stats_agg_combine_wrapper';
+CREATE FUNCTION dedup._term_stats_agg_serial(internal) RETURNS bytea
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'term_stats_agg_serial_wrapper';
+CREATE FUNCTION dedup._term_stats_agg_deserial(bytea, internal) RETURNS internal
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'term_stats_agg_deserial_wrapper';
+CREATE FUNCTION dedup._term_stats_agg_final(internal) RETURNS jsonb
+    IMMUTABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'term_stats_agg_final_wrapper';
+
+CREATE AGGREGATE dedup.term_stats_agg(dedup.document) (
+    SFUNC = dedup._term_stats_agg_trans,
+    STYPE = internal,
+    COMBINEFUNC = dedup._term_stats_agg_combine,
+    SERIALFUNC = dedup._term_stats_agg_serial,
+    DESERIALFUNC = dedup._term_stats_agg_deserial,
+    FINALFUNC = dedup._term_stats_agg_final,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dedup.term_stats_agg(dedup.document) IS
+    'N, total length, and df/cf per term over a set of documents, as jsonb {"n_docs","total_len","terms":{term:[df,cf]}}';
+
+-- recompute: SQL wrappers give the public signatures their regclass/name types.
+CREATE FUNCTION dedup.recompute(collection text) RETURNS bigint
+    VOLATILE STRICT PARALLEL UNSAFE LANGUAGE sql
+    AS $$ SELECT dedup._recompute(collection, NULL, NULL) $$;
+COMMENT ON FUNCTION dedup.recompute(text) IS
+    'Rebuilds a collection''s statistics from its registered tables and refreshes stored derived values; returns the rows processed';
+CREATE FUNCTION dedup.recompute(tbl regclass, doc_column name, collection text) RETURNS bigint
+    VOLATILE STRICT PARALLEL UNSAFE LANGUAGE sql
+    AS $$ SELECT dedup._recompute(collection, tbl::oid, doc_column::text) $$;
+COMMENT ON FUNCTION dedup.recompute(regclass, name, text) IS
+    'Registers tbl.doc_column as documents of the collection, then recomputes the collection';

@@ -1,0 +1,53 @@
+-- pg_dedup bootstrap: the extension's own types, declared before anything uses them.
+-- The I/O functions are Rust (`#[pg_extern(sql = false)]` in src/pg/document.rs);
+-- pgrx names their C symbols `<function>_wrapper`.
+
+-- ---------------------------------------------------------------------------
+-- dedup.document
+-- ---------------------------------------------------------------------------
+CREATE TYPE dedup.document;
+
+CREATE FUNCTION dedup._document_in(cstring) RETURNS dedup.document
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'document_in_wrapper';
+CREATE FUNCTION dedup._document_out(dedup.document) RETURNS cstring
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'document_out_wrapper';
+CREATE FUNCTION dedup._document_recv(internal) RETURNS dedup.document
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'document_recv_wrapper';
+CREATE FUNCTION dedup._document_send(dedup.document) RETURNS bytea
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'document_send_wrapper';
+
+CREATE TYPE dedup.document (
+    INPUT = dedup._document_in,
+    OUTPUT = dedup._document_out,
+    RECEIVE = dedup._document_recv,
+    SEND = dedup._document_send,
+    INTERNALLENGTH = VARIABLE,
+    STORAGE = extended
+);
+COMMENT ON TYPE dedup.document IS
+    'Document model of a text: stemmed body and title terms, numbers, sentences, paragraphs, counts and metadata';
+
+-- ---------------------------------------------------------------------------
+-- dedup.signature: a scheme tag and a small sorted set of 32-bit keys
+-- ---------------------------------------------------------------------------
+CREATE TYPE dedup.signature;
+
+CREATE FUNCTION dedup._signature_in(cstring) RETURNS dedup.signature
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'signature_in_wrapper';
+CREATE FUNCTION dedup._signature_out(dedup.signature) RETURNS cstring
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'signature_out_wrapper';
+CREATE FUNCTION dedup._signature_recv(internal) RETURNS dedup.signature
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'signature_recv_wrapper';
+CREATE FUNCTION dedup._signature_send(dedup.signature) RETURNS bytea
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'signature_send_wrapper';
+
+CREATE TYPE dedup.signature (
+    INPUT = dedup._signature_in,
+    OUTPUT = dedup._signature_out,
+    RECEIVE = dedup._signature_recv,
+    SEND = dedup._signature_send,
+    INTERNALLENGTH = VARIABLE,
+    STORAGE = extended
+);
+COMMENT ON TYPE dedup.signature IS
+    'Candidate signature: a scheme (imatch, topwords, longest) and a sorted set of 32-bit keys, e.g. imatch:{12,345}';

@@ -1,0 +1,59 @@
+-- Collections and their term statistics.
+-- A collection is a named set of documents sharing N, the total length, and df/cf
+-- per term. All three tables are extension configuration: pg_dump keeps their rows.
+
+CREATE TABLE dedup.collections (
+    id          serial PRIMARY KEY,
+    name        text NOT NULL UNIQUE CHECK (name <> ''),
+    lang        text NOT NULL CHECK (lang IN ('auto', 'russian', 'english', 'simple')),
+    weighting   text NOT NULL CHECK (weighting IN ('bm25', 'tf_ridf')),
+    k1          float8 NOT NULL CHECK (k1 >= 0 AND k1 <= 10),
+    b           float8 NOT NULL CHECK (b >= 0 AND b <= 1),
+    options     jsonb NOT NULL DEFAULT '{}',
+    created_at  timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE dedup.collections IS 'pg_dedup collections: documents that share term statistics';
+
+-- One row per collection. add_document/remove_document update it last, after the
+-- term rows, so every writer takes its locks in the same order.
+CREATE TABLE dedup.collection_stats (
+    collection_id        int PRIMARY KEY,
+    n_docs               bigint NOT NULL DEFAULT 0,
+    total_len            bigint NOT NULL DEFAULT 0,
+    last_recompute       timestamptz,
+    n_docs_at_recompute  bigint NOT NULL DEFAULT 0,
+    changes_since_recompute bigint NOT NULL DEFAULT 0
+);
+COMMENT ON TABLE dedup.collection_stats IS 'N and total length per collection, and what changed since the last recompute';
+
+-- No foreign key here: an RI check per upserted term would double the cost of
+-- add_document. drop_collection deletes the rows itself.
+CREATE TABLE dedup.term_stats (
+    collection_id  int NOT NULL,
+    term           text COLLATE "C" NOT NULL,
+    df             bigint NOT NULL,
+    cf             bigint NOT NULL,
+    PRIMARY KEY (collection_id, term)
+) WITH (fillfactor = 70);
+COMMENT ON TABLE dedup.term_stats IS 'df (documents holding the term) and cf (occurrences) per term and collection';
+
+-- Tables whose documents make up a collection (recompute reads them).
+CREATE TABLE dedup.collection_tables (
+    collection_id  int NOT NULL,
+    tbl            regclass NOT NULL,
+    doc_column     name NOT NULL,
+    sig_column     name,
+    PRIMARY KEY (collection_id, tbl)
+);
+COMMENT ON TABLE dedup.collection_tables IS 'the tables and columns that recompute(collection) reads';
+
+SELECT pg_catalog.pg_extension_config_dump('dedup.collections', '');
+SELECT pg_catalog.pg_extension_config_dump('dedup.collections_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('dedup.collection_stats', '');
+SELECT pg_catalog.pg_extension_config_dump('dedup.term_stats', '');
+SELECT pg_catalog.pg_extension_config_dump('dedup.collection_tables', '');
+
+-- A readable view of the statistics.
+CREATE VIEW dedup.term_stats_by_name AS
+SELECT c.name AS collection, t.term, t.df, t.cf
+FROM dedup.term_stats t JOIN dedup.collections c ON c.id = t.collection_id;

@@ -1,0 +1,34 @@
+-- SVM models and source authority.
+
+CREATE TABLE dedup.models (
+    name        text PRIMARY KEY CHECK (name <> ''),
+    collection  text NOT NULL,
+    features    text[] NOT NULL,
+    kernel      text NOT NULL CHECK (kernel IN ('linear', 'rbf')),
+    parameters  jsonb NOT NULL,
+    scaler      jsonb NOT NULL,
+    model       bytea NOT NULL,
+    metrics     jsonb NOT NULL,
+    version     int NOT NULL DEFAULT 1,
+    trained_at  timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE dedup.models IS
+    'Trained pair classifiers: model bytes are serde+bincode behind a "PGDM" + version header';
+
+CREATE TABLE dedup.sources (
+    collection  text NOT NULL,
+    source      text NOT NULL,
+    authority   float8 NOT NULL CHECK (authority >= 0 AND authority <= 1),
+    PRIMARY KEY (collection, source)
+);
+COMMENT ON TABLE dedup.sources IS 'Source authority in [0,1] per collection; a missing source counts 0.5';
+
+SELECT pg_catalog.pg_extension_config_dump('dedup.models', '');
+SELECT pg_catalog.pg_extension_config_dump('dedup.sources', '');
+
+CREATE FUNCTION dedup.evaluate(model text, pairs text)
+    RETURNS TABLE(tp bigint, fp bigint, fn bigint, tn bigint, "precision" float8, recall float8, f1 float8)
+    STABLE STRICT PARALLEL SAFE LANGUAGE sql
+    AS $$ SELECT * FROM dedup._evaluate(model, pairs) $$;
+COMMENT ON FUNCTION dedup.evaluate(text, text) IS
+    'Confusion counts, precision, recall and F1 of a model on labelled pairs (a, b, a_dup_b, b_dup_a), both directions';

@@ -1,0 +1,443 @@
+//! The readable text form of `dedup.document`: a JSON object that round-trips.
+//!
+//! ```text
+//! {"v":1,"words":12,"images":0,"links":1,"published_at":"2024-11-10T07:08:05Z",
+//!  "source":"tass","fingerprint":"…32 hex…","terms":{"книг":2,"run":2},
+//!  "title":{"книг":1},"numbers":["3.5","2024"],
+//!  "sentences":[{"h":"…16 hex…","t":["книг","run"]}],"paragraphs":[…]}
+//! ```
+//! Segment terms are written as the term strings (not indices) so that a person
+//! can read them; parsing maps them back. Any deviation is `InvalidInput` (22P02).
+
+use crate::document::{Document, Segment, TermFreq, FORMAT_VERSION};
+use crate::error::{DedupError, Result};
+use serde_json::{Map, Value};
+
+/// Microseconds between 1970-01-01 and 2000-01-01 (PostgreSQL's epoch).
+const PG_EPOCH_UNIX_US: i64 = 946_684_800_000_000;
+
+/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// PostgreSQL microseconds → `YYYY-MM-DDTHH:MM:SS[.ffffff]Z` (UTC).
+pub fn format_time(pg_us: i64) -> String {
+    let unix = pg_us.saturating_add(PG_EPOCH_UNIX_US);
+    let secs = unix.div_euclid(1_000_000);
+    let frac = unix.rem_euclid(1_000_000);
+    let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
+    let sod = secs.rem_euclid(86_400);
+    let (h, mi, s) = (sod / 3600, (sod / 60) % 60, sod % 60);
+    if frac == 0 {
+        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+    } else {
+        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{frac:06}Z")
+    }
+}
+
+/// Inverse of [`format_time`]; also accepts a bare integer (microseconds).
+pub fn parse_time(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = s.get(r)?;
+        if t.bytes().all(|c| c.is_ascii_digit()) && !t.is_empty() {
+            t.parse().ok()
+        } else {
+            None
+        }
+    };
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let frac = match (b[19], b.len()) {
+        (b'Z', 20) => 0,
+        (b'.', n) if n > 21 && b[n - 1] == b'Z' && n - 21 <= 6 => {
+            let digits = num(20..n - 1)?;
+            digits * 10i64.pow(6 - (n - 21) as u32)
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(y, mo as u32, d as u32);
+    let unix = ((days * 86_400 + h * 3600 + mi * 60 + sec) * 1_000_000).checked_add(frac)?;
+    unix.checked_sub(PG_EPOCH_UNIX_US)
+}
+
+fn terms_json(terms: &[TermFreq]) -> Value {
+    let mut m = Map::new();
+    for t in terms {
+        m.insert(t.term.clone(), Value::from(t.tf));
+    }
+    Value::Object(m)
+}
+
+fn segments_json(doc: &Document, segs: &[Segment]) -> Value {
+    Value::Array(
+        segs.iter()
+            .map(|s| {
+                let mut m = Map::new();
+                m.insert("h".into(), Value::from(format!("{:016x}", s.hash)));
+                let t = s
+                    .terms
+                    .iter()
+                    .map(|&i| Value::from(doc.terms[i as usize].term.clone()));
+                m.insert("t".into(), Value::Array(t.collect()));
+                Value::Object(m)
+            })
+            .collect(),
+    )
+}
+
+/// The text output of `dedup.document`.
+pub fn to_text(doc: &Document) -> String {
+    let mut m = Map::new();
+    m.insert("v".into(), Value::from(FORMAT_VERSION));
+    m.insert("words".into(), Value::from(doc.words));
+    m.insert("images".into(), Value::from(doc.images));
+    m.insert("links".into(), Value::from(doc.links));
+    if let Some(t) = doc.published_at {
+        m.insert("published_at".into(), Value::from(format_time(t)));
+    }
+    if let Some(s) = &doc.source {
+        m.insert("source".into(), Value::from(s.clone()));
+    }
+    m.insert(
+        "fingerprint".into(),
+        Value::from(format!("{:032x}", doc.fingerprint)),
+    );
+    m.insert("terms".into(), terms_json(&doc.terms));
+    m.insert("title".into(), terms_json(&doc.title_terms));
+    m.insert(
+        "numbers".into(),
+        Value::Array(doc.numbers.iter().map(|n| Value::from(n.clone())).collect()),
+    );
+    m.insert("sentences".into(), segments_json(doc, &doc.sentences));
+    m.insert("paragraphs".into(), segments_json(doc, &doc.paragraphs));
+    Value::Object(m).to_string()
+}
+
+fn bad(msg: impl Into<String>) -> DedupError {
+    DedupError::invalid_input(format!(
+        "invalid input syntax for type dedup.document: {}",
+        msg.into()
+    ))
+}
+
+fn get_u32(m: &Map<String, Value>, key: &str) -> Result<u32> {
+    match m.get(key) {
+        None => Ok(0),
+        Some(v) => v
+            .as_u64()
+            .and_then(|x| u32::try_from(x).ok())
+            .ok_or_else(|| bad(format!("\"{key}\" must be a non-negative integer"))),
+    }
+}
+
+fn parse_terms(v: Option<&Value>, key: &str) -> Result<Vec<TermFreq>> {
+    let Some(v) = v else { return Ok(Vec::new()) };
+    let obj = v
+        .as_object()
+        .ok_or_else(|| bad(format!("\"{key}\" must be an object of term: count")))?;
+    let mut out: Vec<TermFreq> = Vec::with_capacity(obj.len());
+    for (term, tf) in obj {
+        let tf = tf
+            .as_u64()
+            .and_then(|x| u32::try_from(x).ok())
+            .filter(|&x| x >= 1)
+            .ok_or_else(|| {
+                bad(format!(
+                    "count of term \"{term}\" must be a positive integer"
+                ))
+            })?;
+        if term.is_empty() {
+            return Err(bad("terms must not be empty strings"));
+        }
+        out.push(TermFreq {
+            term: term.clone(),
+            tf,
+        });
+    }
+    // serde_json's map is a BTreeMap: sorted by bytes and unique already; keep the
+    // check so a future `preserve_order` feature cannot break the invariant silently.
+    out.sort_by(|a, b| a.term.cmp(&b.term));
+    out.dedup_by(|a, b| a.term == b.term);
+    Ok(out)
+}
+
+fn parse_segments(v: Option<&Value>, key: &str, terms: &[TermFreq]) -> Result<Vec<Segment>> {
+    let Some(v) = v else { return Ok(Vec::new()) };
+    let arr = v
+        .as_array()
+        .ok_or_else(|| bad(format!("\"{key}\" must be an array")))?;
+    let mut out = Vec::with_capacity(arr.len());
+    for s in arr {
+        let o = s
+            .as_object()
+            .ok_or_else(|| bad(format!("each of \"{key}\" must be an object")))?;
+        let h = o
+            .get("h")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad(format!("{key}: \"h\" must be a hex string")))?;
+        let hash =
+            u64::from_str_radix(h, 16).map_err(|_| bad(format!("{key}: bad hash \"{h}\"")))?;
+        let t = o
+            .get("t")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad(format!("{key}: \"t\" must be an array")))?;
+        let mut idx = Vec::with_capacity(t.len());
+        for term in t {
+            let term = term
+                .as_str()
+                .ok_or_else(|| bad(format!("{key}: terms must be strings")))?;
+            let i = terms
+                .binary_search_by(|x| x.term.as_str().cmp(term))
+                .map_err(|_| {
+                    bad(format!(
+                        "{key}: term \"{term}\" is not among the document's terms"
+                    ))
+                })?;
+            idx.push(i as u32);
+        }
+        out.push(Segment { hash, terms: idx });
+    }
+    Ok(out)
+}
+
+/// The text input of `dedup.document`. Errors are `InvalidInput` (22P02).
+pub fn from_text(s: &str) -> Result<Document> {
+    let v: Value = serde_json::from_str(s).map_err(|e| bad(e.to_string()))?;
+    let m = v.as_object().ok_or_else(|| bad("expected a JSON object"))?;
+    const KEYS: [&str; 12] = [
+        "v",
+        "words",
+        "images",
+        "links",
+        "published_at",
+        "source",
+        "fingerprint",
+        "terms",
+        "title",
+        "numbers",
+        "sentences",
+        "paragraphs",
+    ];
+    if let Some(k) = m.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(bad(format!("unknown key \"{k}\"")));
+    }
+    match m.get("v").and_then(Value::as_u64) {
+        Some(v) if v == FORMAT_VERSION as u64 => {}
+        _ => return Err(bad(format!("\"v\" must be {FORMAT_VERSION}"))),
+    }
+    let published_at = match m.get("published_at") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(t)) => {
+            Some(parse_time(t).ok_or_else(|| bad(format!("bad published_at \"{t}\"")))?)
+        }
+        Some(Value::Number(n)) => Some(n.as_i64().ok_or_else(|| bad("bad published_at"))?),
+        Some(_) => return Err(bad("\"published_at\" must be a timestamp string")),
+    };
+    let source = match m.get("source") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(bad("\"source\" must be a string")),
+    };
+    let fingerprint = match m.get("fingerprint") {
+        None => 0,
+        Some(Value::String(h)) if h.len() == 32 => {
+            u128::from_str_radix(h, 16).map_err(|_| bad("\"fingerprint\" must be 32 hex digits"))?
+        }
+        Some(_) => return Err(bad("\"fingerprint\" must be 32 hex digits")),
+    };
+    let terms = parse_terms(m.get("terms"), "terms")?;
+    let title_terms = parse_terms(m.get("title"), "title")?;
+    let numbers = match m.get("numbers") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|n| match n {
+                Value::String(s) if is_number(s) => Ok(s.clone()),
+                Value::Number(x) => Ok(x.to_string()),
+                _ => Err(bad("\"numbers\" must hold decimal numbers")),
+            })
+            .collect::<Result<Vec<_>>>()?,
+        Some(_) => return Err(bad("\"numbers\" must be an array")),
+    };
+    let sentences = parse_segments(m.get("sentences"), "sentences", &terms)?;
+    let paragraphs = parse_segments(m.get("paragraphs"), "paragraphs", &terms)?;
+    Ok(Document {
+        words: get_u32(m, "words")?,
+        images: get_u32(m, "images")?,
+        links: get_u32(m, "links")?,
+        published_at,
+        source,
+        fingerprint,
+        terms,
+        title_terms,
+        numbers,
+        sentences,
+        paragraphs,
+    })
+}
+
+/// A normalised decimal: optional '-', digits, optional '.' and digits.
+pub fn is_number(s: &str) -> bool {
+    let s = s.strip_prefix('-').unwrap_or(s);
+    let (int, frac) = match s.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (s, None),
+    };
+    !int.is_empty()
+        && int.bytes().all(|c| c.is_ascii_digit())
+        && frac.is_none_or(|f| !f.is_empty() && f.bytes().all(|c| c.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Document {
+        Document {
+            // Sorted by bytes: Latin before Cyrillic.
+            terms: vec![
+                TermFreq {
+                    term: "run".into(),
+                    tf: 1,
+                },
+                TermFreq {
+                    term: "книг".into(),
+                    tf: 2,
+                },
+            ],
+            title_terms: vec![TermFreq {
+                term: "книг".into(),
+                tf: 1,
+            }],
+            numbers: vec!["3.5".into(), "1000000".into()],
+            sentences: vec![Segment {
+                hash: 7,
+                terms: vec![0, 1, 1],
+            }],
+            paragraphs: vec![Segment {
+                hash: 9,
+                terms: vec![1, 0],
+            }],
+            images: 2,
+            links: 3,
+            published_at: Some(784_111_777_123_456),
+            source: Some("tass".into()),
+            words: 5,
+            fingerprint: 0x0123_4567_89ab_cdef_0011_2233_4455_6677,
+        }
+    }
+
+    #[test]
+    fn text_round_trip() {
+        let d = sample();
+        let t = to_text(&d);
+        assert_eq!(from_text(&t).unwrap(), d);
+        assert!(t.contains("\"книг\":2"));
+    }
+
+    #[test]
+    fn binary_round_trip_and_truncation() {
+        let d = sample();
+        let b = d.encode();
+        assert_eq!(Document::decode(&b).unwrap(), d);
+        for n in 0..b.len() {
+            assert!(Document::decode(&b[..n]).is_err(), "prefix {n} decoded");
+        }
+        let mut extra = b.clone();
+        extra.push(0);
+        assert!(Document::decode(&extra).is_err());
+        let mut v = b.clone();
+        v[0] = 99;
+        assert!(Document::decode(&v).is_err());
+    }
+
+    #[test]
+    fn decode_never_panics_on_junk() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for len in 0..400 {
+            let mut buf = vec![FORMAT_VERSION];
+            for _ in 0..len {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                buf.push(x as u8);
+            }
+            let _ = Document::decode(&buf);
+        }
+    }
+
+    #[test]
+    fn empty_document_round_trips() {
+        let d = Document::default();
+        assert_eq!(Document::decode(&d.encode()).unwrap(), d);
+        assert_eq!(from_text(&to_text(&d)).unwrap(), d);
+    }
+
+    #[test]
+    fn malformed_text_is_rejected() {
+        for s in [
+            "",
+            "{",
+            "[]",
+            "{\"v\":2}",
+            "{\"v\":1,\"x\":1}",
+            "{\"v\":1,\"terms\":{\"a\":0}}",
+            "{\"v\":1,\"terms\":{\"a\":-1}}",
+            "{\"v\":1,\"numbers\":[\"1e5\"]}",
+            "{\"v\":1,\"sentences\":[{\"h\":\"1\",\"t\":[\"zz\"]}]}",
+            "{\"v\":1,\"published_at\":\"yesterday\"}",
+            "{\"v\":1,\"fingerprint\":\"xyz\"}",
+        ] {
+            let e = from_text(s).unwrap_err();
+            assert_eq!(e.sqlstate(), "22P02", "{s}");
+        }
+    }
+
+    #[test]
+    fn time_round_trip() {
+        for t in [
+            0i64,
+            1,
+            -1,
+            784_111_777_123_456,
+            -946_684_800_000_000,
+            86_399_999_999,
+        ] {
+            assert_eq!(parse_time(&format_time(t)), Some(t), "{t}");
+        }
+        assert_eq!(format_time(0), "2000-01-01T00:00:00Z");
+    }
+}

@@ -1,0 +1,81 @@
+//! Every `dedup.*` setting, registered once from `_PG_init`.
+//!
+//! | setting | default | range | what |
+//! |---|---|---|---|
+//! | `dedup.max_document_bytes` | 10MB | 1kB .. 1GB | larger `to_document` input is refused with 54000 |
+//! | `dedup.min_word_length` | 3 | 1 .. 64 | shorter words (in characters) are not terms |
+//! | `dedup.min_shared_keys` | 6 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
+//! | `dedup.similarity_threshold` | 0.8 | 0 .. 1 | `longest` signatures are candidates at this similarity |
+//!
+//! All are `USERSET`: a session or a single transaction (`SET LOCAL`) may change them.
+
+use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
+
+pub static MAX_DOCUMENT_BYTES: GucSetting<i32> = GucSetting::<i32>::new(10 * 1024 * 1024);
+pub static MIN_WORD_LENGTH: GucSetting<i32> = GucSetting::<i32>::new(3);
+
+pub static MIN_SHARED_KEYS: GucSetting<i32> = GucSetting::<i32>::new(6);
+pub static SIMILARITY_THRESHOLD: GucSetting<f64> = GucSetting::<f64>::new(0.8);
+
+pub fn init() {
+    GucRegistry::define_int_guc(
+        c"dedup.max_document_bytes",
+        c"Largest text, in bytes, that dedup.to_document accepts.",
+        c"Larger input raises SQLSTATE 54000. Range 1kB to 1GB.",
+        &MAX_DOCUMENT_BYTES,
+        1024,
+        1024 * 1024 * 1024 - 1,
+        GucContext::Userset,
+        GucFlags::UNIT_BYTE,
+    );
+    GucRegistry::define_int_guc(
+        c"dedup.min_word_length",
+        c"Words shorter than this many characters are not terms.",
+        c"Range 1 to 64.",
+        &MIN_WORD_LENGTH,
+        1,
+        64,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"dedup.min_shared_keys",
+        c"Keys two topwords signatures must share to be candidates.",
+        c"Range 1 to 256. Read by the % operator, which is therefore STABLE.",
+        &MIN_SHARED_KEYS,
+        1,
+        256,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_float_guc(
+        c"dedup.similarity_threshold",
+        c"Similarity two longest signatures must reach to be candidates.",
+        c"Range 0 to 1. Read by the % operator, which is therefore STABLE.",
+        &SIMILARITY_THRESHOLD,
+        0.0,
+        1.0,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+}
+
+/// `dedup.max_document_bytes`, in bytes.
+pub fn max_document_bytes() -> usize {
+    MAX_DOCUMENT_BYTES.get().max(0) as usize
+}
+
+/// `dedup.min_word_length`, in characters.
+pub fn min_word_length() -> usize {
+    MIN_WORD_LENGTH.get().max(1) as usize
+}
+
+/// `dedup.min_shared_keys`.
+pub fn min_shared_keys() -> usize {
+    MIN_SHARED_KEYS.get().max(1) as usize
+}
+
+/// `dedup.similarity_threshold`.
+pub fn similarity_threshold() -> f64 {
+    SIMILARITY_THRESHOLD.get()
+}

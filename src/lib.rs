@@ -1,0 +1,61 @@
+//! pg_dedup: near-duplicate text detection inside PostgreSQL.
+//!
+//! The algorithms live in modules that never touch pgrx and are tested with plain
+//! `#[test]`: [`text`], [`document`], [`doctext`]. The pgrx glue lives under [`pg`]
+//! and only marshals data, reads settings and reports errors.
+
+// Pure modules: no pgrx.
+pub mod codec;
+pub mod doctext;
+pub mod document;
+pub mod error;
+pub mod features;
+pub mod metrics;
+pub mod signature;
+pub mod svm;
+pub mod text;
+pub mod weights;
+
+// PostgreSQL glue.
+pub mod gucs;
+pub mod pg;
+
+::pgrx::pg_module_magic!(name, version);
+
+#[pgrx::pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    gucs::init();
+}
+
+/// Required by `cargo pgrx test`.
+#[cfg(test)]
+pub mod pg_test {
+    pub fn setup(_options: Vec<&str>) {}
+
+    #[must_use]
+    pub fn postgresql_conf_options() -> Vec<&'static str> {
+        vec![]
+    }
+}
+
+pgrx::extension_sql_file!("../sql/bootstrap.sql", name = "bootstrap", bootstrap);
+pgrx::extension_sql_file!(
+    "../sql/collections.sql",
+    name = "collections",
+    requires = ["bootstrap"]
+);
+pgrx::extension_sql_file!(
+    "../sql/aggregates.sql",
+    name = "aggregates",
+    requires = ["bootstrap", "collections", _recompute]
+);
+pgrx::extension_sql_file!(
+    "../sql/models.sql",
+    name = "models",
+    requires = ["collections", _evaluate]
+);
+pgrx::extension_sql_file!(
+    "../sql/signature.sql",
+    name = "signature",
+    requires = ["bootstrap", _candidates, shared_keys, similarity]
+);

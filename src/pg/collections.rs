@@ -1,0 +1,750 @@
+//! Collections: catalog functions, incremental term statistics, weights, the
+//! `term_stats_agg` aggregate and bulk `recompute`.
+
+use crate::document::Document;
+use crate::error::DedupError;
+use crate::pg::types::DocumentDatum;
+use crate::pg::{raise, OrRaise};
+use crate::text::Lang;
+use crate::weights::{self, CollectionStats, Params, StatsAccumulator, TermStat, Weighting};
+use pgrx::datum::DatumWithOid;
+use pgrx::prelude::*;
+use pgrx::{Internal, JsonB, PgMemoryContexts};
+
+/// A collection's catalog row.
+#[derive(Debug, Clone)]
+pub struct Collection {
+    pub id: i32,
+    pub name: String,
+    pub lang: Lang,
+    pub params: Params,
+    pub options: serde_json::Value,
+}
+
+fn unknown_collection(name: &str) -> DedupError {
+    DedupError::UndefinedObject {
+        msg: format!("collection \"{name}\" does not exist"),
+        hint: Some(format!(
+            "create it with dedup.create_collection('{}')",
+            name.replace('\'', "''")
+        )),
+    }
+}
+
+fn spi_err(e: pgrx::spi::Error) -> ! {
+    raise_internal(format!("SPI error: {e}"))
+}
+
+fn raise_internal(msg: String) -> ! {
+    crate::pg::raise_with(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, msg, None)
+}
+
+/// Loads a collection by name; an unknown name raises 42704.
+pub fn load(name: &str) -> Collection {
+    let row = Spi::connect(|c| {
+        let t = c
+            .select(
+                "SELECT id, lang, weighting, k1, b, options FROM dedup.collections WHERE name = $1",
+                Some(1),
+                &[name.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        if t.is_empty() {
+            return None;
+        }
+        let r = t.first();
+        Some((
+            r.get::<i32>(1).ok().flatten().unwrap_or_default(),
+            r.get::<String>(2).ok().flatten().unwrap_or_default(),
+            r.get::<String>(3).ok().flatten().unwrap_or_default(),
+            r.get::<f64>(4).ok().flatten().unwrap_or(1.2),
+            r.get::<f64>(5).ok().flatten().unwrap_or(0.75),
+            r.get::<JsonB>(6)
+                .ok()
+                .flatten()
+                .map(|j| j.0)
+                .unwrap_or(serde_json::Value::Null),
+        ))
+    });
+    let Some((id, lang, weighting, k1, b, options)) = row else {
+        raise(unknown_collection(name))
+    };
+    let weighting = Weighting::parse(&weighting).or_raise();
+    Collection {
+        id,
+        name: name.to_owned(),
+        lang: Lang::parse(&lang).or_raise(),
+        params: Params::new(weighting, k1, b).or_raise(),
+        options,
+    }
+}
+
+/// N and total length of a collection.
+pub fn collection_stats(id: i32) -> CollectionStats {
+    Spi::connect(|c| {
+        let t = c
+            .select(
+                "SELECT n_docs, total_len FROM dedup.collection_stats WHERE collection_id = $1",
+                Some(1),
+                &[id.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        if t.is_empty() {
+            return CollectionStats::default();
+        }
+        let r = t.first();
+        CollectionStats {
+            n_docs: r.get::<i64>(1).ok().flatten().unwrap_or(0),
+            total_len: r.get::<i64>(2).ok().flatten().unwrap_or(0),
+        }
+    })
+}
+
+/// df/cf of each of `terms` (sorted, unique), aligned; unseen terms get zeros.
+pub fn term_stats(id: i32, terms: &[String]) -> Vec<TermStat> {
+    let mut out = vec![TermStat::default(); terms.len()];
+    if terms.is_empty() {
+        return out;
+    }
+    Spi::connect(|c| {
+        let t = c
+            .select(
+                "SELECT u.i, s.df, s.cf FROM unnest($2::text[]) WITH ORDINALITY AS u(term, i) \
+                 JOIN dedup.term_stats s ON s.collection_id = $1 AND s.term = u.term",
+                None,
+                &[id.into(), terms.to_vec().into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        for r in t {
+            let i = r.get::<i64>(1).ok().flatten().unwrap_or(0) as usize;
+            if (1..=out.len()).contains(&i) {
+                out[i - 1] = TermStat {
+                    df: r.get::<i64>(2).ok().flatten().unwrap_or(0),
+                    cf: r.get::<i64>(3).ok().flatten().unwrap_or(0),
+                };
+            }
+        }
+    });
+    out
+}
+
+/// Body and title weights of `doc` in collection `coll`, aligned with its terms.
+pub fn document_weights(
+    doc: &Document,
+    coll: &Collection,
+    scheme: Option<Weighting>,
+) -> (Vec<f64>, Vec<f64>) {
+    let cs = collection_stats(coll.id);
+    let mut p = coll.params;
+    if let Some(w) = scheme {
+        p.weighting = w;
+    }
+    let names: Vec<String> = doc.terms.iter().map(|t| t.term.clone()).collect();
+    let body = weights::term_weights(
+        &doc.terms,
+        doc.length() as i64,
+        &cs,
+        &term_stats(coll.id, &names),
+        &p,
+    );
+    let tnames: Vec<String> = doc.title_terms.iter().map(|t| t.term.clone()).collect();
+    let tlen: i64 = doc.title_terms.iter().map(|t| t.tf as i64).sum();
+    let title = weights::term_weights(
+        &doc.title_terms,
+        tlen,
+        &cs,
+        &term_stats(coll.id, &tnames),
+        &p,
+    );
+    (body, title)
+}
+
+// ---- catalog ------------------------------------------------------------------
+
+/// Creates a collection. Options are validated by later features (signature settings).
+#[pg_extern(volatile, parallel_unsafe)]
+fn create_collection(
+    name: &str,
+    lang: default!(&str, "'auto'"),
+    weighting: default!(&str, "'bm25'"),
+    k1: default!(f64, 1.2),
+    b: default!(f64, 0.75),
+    options: default!(JsonB, "'{}'"),
+) {
+    if name.is_empty() {
+        raise(DedupError::invalid_parameter(
+            "collection name must not be empty",
+        ));
+    }
+    let lang = Lang::parse(lang).or_raise();
+    let weighting = Weighting::parse(weighting).or_raise();
+    Params::new(weighting, k1, b).or_raise();
+    if !options.0.is_object() {
+        raise(DedupError::invalid_parameter(
+            "options must be a jsonb object",
+        ));
+    }
+    crate::signature::SignatureOptions::from_json(&options.0).or_raise();
+    let lang_s = match lang {
+        Lang::Auto => "auto",
+        Lang::Russian => "russian",
+        Lang::English => "english",
+        Lang::Simple => "simple",
+    };
+    Spi::connect_mut(|c| {
+        let exists = c
+            .select(
+                "SELECT 1 FROM dedup.collections WHERE name = $1",
+                Some(1),
+                &[name.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        if !exists.is_empty() {
+            crate::pg::raise_with(
+                PgSqlErrorCode::ERRCODE_DUPLICATE_OBJECT,
+                format!("collection \"{name}\" already exists"),
+                Some("drop it first with dedup.drop_collection, or pick another name".into()),
+            );
+        }
+        c.update(
+            "WITH c AS (INSERT INTO dedup.collections (name, lang, weighting, k1, b, options) \
+             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id) \
+             INSERT INTO dedup.collection_stats (collection_id) SELECT id FROM c",
+            None,
+            &[
+                name.into(),
+                lang_s.into(),
+                weighting.as_str().into(),
+                k1.into(),
+                b.into(),
+                options.into(),
+            ],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+    });
+}
+
+/// Drops a collection and all its statistics.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn drop_collection(name: &str) {
+    let coll = load(name);
+    Spi::connect_mut(|c| {
+        for sql in [
+            "DELETE FROM dedup.term_stats WHERE collection_id = $1",
+            "DELETE FROM dedup.collection_stats WHERE collection_id = $1",
+            "DELETE FROM dedup.collection_tables WHERE collection_id = $1",
+            "DELETE FROM dedup.collections WHERE id = $1",
+        ] {
+            c.update(sql, None, &[coll.id.into()])
+                .unwrap_or_else(|e| spi_err(e));
+        }
+    });
+}
+
+// ---- incremental statistics -----------------------------------------------------
+
+fn term_arrays(doc: &Document) -> (Vec<String>, Vec<i64>) {
+    (
+        doc.terms.iter().map(|t| t.term.clone()).collect(),
+        doc.terms.iter().map(|t| t.tf as i64).collect(),
+    )
+}
+
+/// Adds one document to a collection's statistics. Term rows are upserted in one
+/// statement, in term order, so concurrent writers lock rows in the same order and
+/// never deadlock; the collection row is updated last.
+pub fn add(coll_id: i32, doc: &Document) {
+    let (terms, tfs) = term_arrays(doc);
+    let len = doc.length() as i64;
+    Spi::connect_mut(|c| {
+        if !terms.is_empty() {
+            c.update(
+                "INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
+                 SELECT $1, u.term, 1, u.tf FROM unnest($2::text[], $3::int8[]) AS u(term, tf) \
+                 ORDER BY u.term COLLATE \"C\" \
+                 ON CONFLICT (collection_id, term) DO UPDATE SET df = s.df + 1, cf = s.cf + excluded.cf",
+                None,
+                &[coll_id.into(), terms.into(), tfs.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        }
+        c.update(
+            "UPDATE dedup.collection_stats SET n_docs = n_docs + 1, total_len = total_len + $2, \
+             changes_since_recompute = changes_since_recompute + 1 WHERE collection_id = $1",
+            None,
+            &[coll_id.into(), len.into()],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+    });
+}
+
+/// Removes one document from a collection's statistics (the inverse of [`add`]).
+/// Terms whose df reaches 0 are deleted, as a recompute would not list them.
+pub fn remove(coll_id: i32, doc: &Document) {
+    let (terms, tfs) = term_arrays(doc);
+    let len = doc.length() as i64;
+    Spi::connect_mut(|c| {
+        if !terms.is_empty() {
+            let args: Vec<DatumWithOid> = vec![coll_id.into(), terms.into(), tfs.into()];
+            c.update(
+                "SELECT 1 FROM dedup.term_stats WHERE collection_id = $1 AND term = ANY($2::text[]) \
+                 ORDER BY term FOR UPDATE",
+                None,
+                &args[..2],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+            c.update(
+                "UPDATE dedup.term_stats s SET df = s.df - 1, cf = s.cf - u.tf \
+                 FROM unnest($2::text[], $3::int8[]) AS u(term, tf) \
+                 WHERE s.collection_id = $1 AND s.term = u.term",
+                None,
+                &args,
+            )
+            .unwrap_or_else(|e| spi_err(e));
+            c.update(
+                "DELETE FROM dedup.term_stats WHERE collection_id = $1 AND term = ANY($2::text[]) AND (df <= 0 OR cf <= 0)",
+                None,
+                &args[..2],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        }
+        c.update(
+            "UPDATE dedup.collection_stats SET n_docs = greatest(n_docs - 1, 0), \
+             total_len = greatest(total_len - $2, 0), \
+             changes_since_recompute = changes_since_recompute + 1 WHERE collection_id = $1",
+            None,
+            &[coll_id.into(), len.into()],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+    });
+}
+
+/// Adds a document to a collection's statistics.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn add_document(collection: &str, doc: DocumentDatum) {
+    let coll = load(collection);
+    add(coll.id, &doc.decode());
+}
+
+/// Removes a document from a collection's statistics.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn remove_document(collection: &str, doc: DocumentDatum) {
+    let coll = load(collection);
+    remove(coll.id, &doc.decode());
+}
+
+// ---- weights --------------------------------------------------------------------
+
+/// The weight of each body term of `doc` against a collection's statistics.
+/// `scheme` overrides the collection's weighting ('bm25' or 'tf_ridf').
+#[pg_extern(stable, parallel_safe)]
+fn weights(
+    doc: Option<DocumentDatum>,
+    collection: Option<&str>,
+    scheme: default!(Option<&str>, "NULL"),
+) -> TableIterator<'static, (name!(term, String), name!(weight, f64))> {
+    let (Some(doc), Some(collection)) = (doc, collection) else {
+        return TableIterator::new(Vec::new());
+    };
+    let scheme = scheme.map(|s| Weighting::parse(s).or_raise());
+    let coll = load(collection);
+    let doc = doc.decode();
+    let (w, _) = document_weights(&doc, &coll, scheme);
+    TableIterator::new(
+        doc.terms
+            .into_iter()
+            .zip(w)
+            .map(|(t, w)| (t.term, w))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// The k heaviest body terms of `doc`, heaviest first (ties by term).
+pub fn top_terms_of(doc: &Document, w: &[f64], k: usize) -> Vec<(String, f64)> {
+    let mut v: Vec<(String, f64)> = doc
+        .terms
+        .iter()
+        .zip(w)
+        .map(|(t, &w)| (t.term.clone(), w))
+        .collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v.truncate(k);
+    v
+}
+
+/// The k heaviest body terms of `doc` in a collection.
+#[pg_extern(stable, strict, parallel_safe)]
+fn top_terms(
+    doc: DocumentDatum,
+    collection: &str,
+    k: i32,
+) -> TableIterator<'static, (name!(term, String), name!(weight, f64))> {
+    if k < 0 {
+        raise(DedupError::invalid_parameter(format!(
+            "k must not be negative, got {k}"
+        )));
+    }
+    let coll = load(collection);
+    let doc = doc.decode();
+    let (w, _) = document_weights(&doc, &coll, None);
+    TableIterator::new(top_terms_of(&doc, &w, k as usize))
+}
+
+// ---- the term_stats_agg aggregate ---------------------------------------------------
+// Declared by hand in sql/aggregates.sql: an `internal` state with explicit
+// combine, serial and deserial functions (pgrx #2351 mis-declares DESERIALFUNC).
+
+/// The aggregate memory context of the current call, or raise if not called as an aggregate.
+fn agg_context(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::MemoryContext {
+    let mut ctx: pg_sys::MemoryContext = std::ptr::null_mut();
+    // SAFETY: fcinfo is the live call info PostgreSQL passed to this function.
+    let kind = unsafe { pg_sys::AggCheckCallContext(fcinfo, &mut ctx) };
+    if kind == 0 || ctx.is_null() {
+        raise_internal("term_stats_agg support function called outside an aggregate".into());
+    }
+    ctx
+}
+
+fn new_state(fcinfo: pg_sys::FunctionCallInfo, acc: StatsAccumulator) -> Internal {
+    let ctx = agg_context(fcinfo);
+    let ptr = PgMemoryContexts::For(ctx).leak_and_drop_on_delete(acc);
+    Internal::from(Some(pg_sys::Datum::from(ptr)))
+}
+
+#[pg_extern(immutable, parallel_safe, sql = false)]
+fn term_stats_agg_trans(
+    mut state: Internal,
+    doc: Option<DocumentDatum>,
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> Internal {
+    let Some(doc) = doc else { return state };
+    let doc = doc.decode();
+    // SAFETY: a non-null state was created by new_state as a StatsAccumulator.
+    if let Some(acc) = unsafe { state.get_mut::<StatsAccumulator>() } {
+        acc.add(&doc);
+        return state;
+    }
+    let mut acc = StatsAccumulator::default();
+    acc.add(&doc);
+    new_state(fcinfo, acc)
+}
+
+#[pg_extern(immutable, parallel_safe, sql = false)]
+fn term_stats_agg_combine(
+    mut a: Internal,
+    b: Internal,
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> Internal {
+    // SAFETY: both states, when non-null, are StatsAccumulators made by this aggregate.
+    let other = unsafe { b.get::<StatsAccumulator>() }.cloned();
+    match (unsafe { a.get_mut::<StatsAccumulator>() }, other) {
+        (Some(acc), Some(o)) => {
+            acc.merge(o);
+            a
+        }
+        (Some(_), None) => a,
+        (None, Some(o)) => new_state(fcinfo, o),
+        (None, None) => a,
+    }
+}
+
+#[pg_extern(immutable, parallel_safe, sql = false)]
+fn term_stats_agg_serial(state: Internal) -> Vec<u8> {
+    // SAFETY: the state is a StatsAccumulator made by this aggregate.
+    let acc = unsafe { state.get::<StatsAccumulator>() };
+    acc.map(|a| a.to_bytes()).unwrap_or_default()
+}
+
+#[pg_extern(immutable, parallel_safe, sql = false)]
+fn term_stats_agg_deserial(
+    bytes: Vec<u8>,
+    _unused: Internal,
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> Internal {
+    let acc = StatsAccumulator::from_bytes(&bytes).or_raise();
+    new_state(fcinfo, acc)
+}
+
+#[pg_extern(immutable, parallel_safe, sql = false)]
+fn term_stats_agg_final(state: Internal) -> Option<JsonB> {
+    // SAFETY: the state is a StatsAccumulator made by this aggregate.
+    let acc = unsafe { state.get::<StatsAccumulator>() }?;
+    let mut terms = serde_json::Map::new();
+    for (t, s) in acc.sorted_terms() {
+        terms.insert(t.to_owned(), serde_json::json!([s.df, s.cf]));
+    }
+    Some(JsonB(serde_json::json!({
+        "n_docs": acc.n_docs,
+        "total_len": acc.total_len,
+        "terms": terms,
+    })))
+}
+
+// ---- recompute ----------------------------------------------------------------------
+
+fn notice(msg: String) {
+    pgrx::ereport!(NOTICE, PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, msg);
+}
+
+/// Checks that `col` is a `dedup.document` column of `tbl`; returns the quoted
+/// `(table, column)` for use in SQL.
+pub fn quoted_doc_column(tbl: pg_sys::Oid, col: &str) -> (String, String) {
+    let (tname, ok) = Spi::connect(|c| {
+        let t = c
+            .select(
+                "SELECT $1::regclass::text, \
+                 (SELECT atttypid = 'dedup.document'::regtype FROM pg_attribute \
+                  WHERE attrelid = $1 AND attname = $2 AND attnum > 0 AND NOT attisdropped)",
+                Some(1),
+                &[tbl.into(), col.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        let r = t.first();
+        (
+            r.get::<String>(1).ok().flatten().unwrap_or_default(),
+            r.get::<bool>(2).ok().flatten(),
+        )
+    });
+    match ok {
+        None => crate::pg::raise_with(
+            PgSqlErrorCode::ERRCODE_UNDEFINED_COLUMN,
+            format!("column \"{col}\" of relation {tname} does not exist"),
+            None,
+        ),
+        Some(false) => crate::pg::raise_with(
+            PgSqlErrorCode::ERRCODE_DATATYPE_MISMATCH,
+            format!("column \"{col}\" of relation {tname} is not of type dedup.document"),
+            None,
+        ),
+        Some(true) => (tname, pgrx::spi::quote_identifier(col)),
+    }
+}
+
+/// Number of progress steps (a NOTICE each, about every 10 %).
+const STEPS: i64 = 10;
+
+/// Rebuilds the statistics of `coll` from every registered table, in TID-range
+/// chunks so progress can be reported, through a temp table; then refreshes the
+/// derived per-row values. Returns the number of documents read.
+#[pg_extern(volatile, parallel_unsafe)]
+pub fn _recompute(collection: &str, tbl: Option<pg_sys::Oid>, doc_column: Option<&str>) -> i64 {
+    let coll = load(collection);
+    if let (Some(tbl), Some(col)) = (tbl, doc_column) {
+        quoted_doc_column(tbl, col);
+        // A single dedup.signature column is refreshed too.
+        let sig: Option<String> = Spi::get_one_with_args::<String>(
+            "SELECT min(attname::text) FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 \
+             AND NOT attisdropped AND atttypid = 'dedup.signature'::regtype HAVING count(*) = 1",
+            &[tbl.into()],
+        )
+        .ok()
+        .flatten();
+        Spi::connect_mut(|c| {
+            c.update(
+                "INSERT INTO dedup.collection_tables (collection_id, tbl, doc_column, sig_column) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (collection_id, tbl) \
+                 DO UPDATE SET doc_column = excluded.doc_column, \
+                 sig_column = coalesce(excluded.sig_column, collection_tables.sig_column)",
+                None,
+                &[coll.id.into(), tbl.into(), col.into(), sig.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        });
+    }
+    recompute_collection(&coll)
+}
+
+pub fn recompute_collection(coll: &Collection) -> i64 {
+    let tables: Vec<(pg_sys::Oid, String, Option<String>)> = Spi::connect_mut(|c| {
+        // Blocks concurrent add_document/remove_document on this collection until commit.
+        c.update(
+            "SELECT 1 FROM dedup.collection_stats WHERE collection_id = $1 FOR UPDATE",
+            None,
+            &[coll.id.into()],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+        let t = c
+            .select(
+                "SELECT tbl::oid, doc_column::text, sig_column::text FROM dedup.collection_tables \
+                 WHERE collection_id = $1 ORDER BY tbl::oid",
+                None,
+                &[coll.id.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        t.into_iter()
+            .filter_map(|r| {
+                Some((
+                    r.get::<pg_sys::Oid>(1).ok()??,
+                    r.get::<String>(2).ok()??,
+                    r.get::<String>(3).ok().flatten(),
+                ))
+            })
+            .collect()
+    });
+    if tables.is_empty() {
+        notice(format!(
+            "collection \"{}\" has no registered tables: statistics left as they are",
+            coll.name
+        ));
+        return 0;
+    }
+    Spi::connect_mut(|c| {
+        c.update(
+            "CREATE TEMP TABLE IF NOT EXISTS _dedup_recompute (term text COLLATE \"C\", df int8, cf int8) ON COMMIT DROP",
+            None,
+            &[],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+        c.update("TRUNCATE _dedup_recompute", None, &[])
+            .unwrap_or_else(|e| spi_err(e));
+    });
+    let (mut n_docs, mut total_len) = (0i64, 0i64);
+    for (oid, col, _) in &tables {
+        let (tname, qcol) = quoted_doc_column(*oid, col);
+        let pages: i64 = Spi::get_one_with_args::<i64>(
+            "SELECT (pg_relation_size($1) / current_setting('block_size')::int8)",
+            &[(*oid).into()],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or(0);
+        let step = (pages + STEPS - 1) / STEPS;
+        for i in 0..STEPS {
+            let lo = i * step.max(1);
+            if i > 0 && lo >= pages {
+                break;
+            }
+            let last = i == STEPS - 1 || (i + 1) * step.max(1) >= pages;
+            let range = if last {
+                format!("ctid >= '({lo},0)'::tid")
+            } else {
+                format!(
+                    "ctid >= '({lo},0)'::tid AND ctid < '({},0)'::tid",
+                    (i + 1) * step.max(1)
+                )
+            };
+            let sql = format!(
+                "WITH a AS (SELECT dedup.term_stats_agg({qcol}) AS s FROM {tname} WHERE {range}), \
+                 ins AS (INSERT INTO _dedup_recompute SELECT e.key, (e.value->>0)::int8, (e.value->>1)::int8 \
+                         FROM a, jsonb_each(a.s->'terms') e) \
+                 SELECT coalesce((s->>'n_docs')::int8, 0), coalesce((s->>'total_len')::int8, 0) FROM a"
+            );
+            let (n, l) = Spi::connect_mut(|c| {
+                let t = c
+                    .update(sql.as_str(), None, &[])
+                    .unwrap_or_else(|e| spi_err(e));
+                let r = t.first();
+                (
+                    r.get::<i64>(1).ok().flatten().unwrap_or(0),
+                    r.get::<i64>(2).ok().flatten().unwrap_or(0),
+                )
+            });
+            n_docs += n;
+            total_len += l;
+            let pct = if last {
+                100
+            } else {
+                ((i + 1) * 100 / STEPS).min(100)
+            };
+            notice(format!(
+                "recompute \"{}\": {tname} statistics {pct}% ({n_docs} documents)",
+                coll.name
+            ));
+            if last {
+                break;
+            }
+        }
+    }
+    Spi::connect_mut(|c| {
+        for sql in [
+            "DELETE FROM dedup.term_stats WHERE collection_id = $1",
+            "INSERT INTO dedup.term_stats (collection_id, term, df, cf) \
+             SELECT $1, term, sum(df), sum(cf) FROM _dedup_recompute GROUP BY term",
+        ] {
+            c.update(sql, None, &[coll.id.into()])
+                .unwrap_or_else(|e| spi_err(e));
+        }
+        c.update(
+            "UPDATE dedup.collection_stats SET n_docs = $2, total_len = $3, last_recompute = now(), \
+             n_docs_at_recompute = $2, changes_since_recompute = 0 WHERE collection_id = $1",
+            None,
+            &[coll.id.into(), n_docs.into(), total_len.into()],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+        c.update("DROP TABLE _dedup_recompute", None, &[])
+            .unwrap_or_else(|e| spi_err(e));
+    });
+    for (oid, col, sig) in &tables {
+        if let Some(sig) = sig {
+            refresh_derived(coll, *oid, col, sig);
+        }
+    }
+    n_docs
+}
+
+/// Refreshes the stored signatures of one table after a recompute: computes them
+/// into a temp table in chunks (with progress), then writes them back with a single
+/// `UPDATE … FROM`, which Romanov measured at 100,000 rows/s against 1,500 for
+/// row-by-row updates.
+fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: &str) {
+    let (tname, qdoc) = quoted_doc_column(tbl, doc_col);
+    let qsig = pgrx::spi::quote_identifier(sig_col);
+    let pages: i64 = Spi::get_one_with_args::<i64>(
+        "SELECT (pg_relation_size($1) / current_setting('block_size')::int8)",
+        &[tbl.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(0);
+    Spi::connect_mut(|c| {
+        c.update(
+            "CREATE TEMP TABLE IF NOT EXISTS _dedup_signatures (row_id tid, sig dedup.signature) ON COMMIT DROP",
+            None,
+            &[],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+        c.update("TRUNCATE _dedup_signatures", None, &[])
+            .unwrap_or_else(|e| spi_err(e));
+    });
+    let step = ((pages + STEPS - 1) / STEPS).max(1);
+    let mut done = 0i64;
+    for i in 0..STEPS {
+        let lo = i * step;
+        let last = (i + 1) * step >= pages || i == STEPS - 1;
+        let range = if last {
+            format!("ctid >= '({lo},0)'::tid")
+        } else {
+            format!(
+                "ctid >= '({lo},0)'::tid AND ctid < '({},0)'::tid",
+                (i + 1) * step
+            )
+        };
+        let sql = format!(
+            "INSERT INTO _dedup_signatures SELECT ctid, dedup.signature({qdoc}, $1) FROM {tname} \
+             WHERE {range} AND {qdoc} IS NOT NULL"
+        );
+        let n = Spi::connect_mut(|c| {
+            c.update(sql.as_str(), None, &[coll.name.as_str().into()])
+                .unwrap_or_else(|e| spi_err(e))
+                .len() as i64
+        });
+        done += n;
+        let pct = if last { 100 } else { (i + 1) * 100 / STEPS };
+        notice(format!(
+            "recompute \"{}\": {tname} signatures {pct}% ({done} rows)",
+            coll.name
+        ));
+        if last {
+            break;
+        }
+    }
+    let sql = format!(
+        "UPDATE {tname} t SET {qsig} = s.sig FROM _dedup_signatures s WHERE t.ctid = s.row_id"
+    );
+    Spi::connect_mut(|c| {
+        c.update(sql.as_str(), None, &[])
+            .unwrap_or_else(|e| spi_err(e));
+        c.update("DROP TABLE _dedup_signatures", None, &[])
+            .unwrap_or_else(|e| spi_err(e));
+    });
+}

@@ -1,0 +1,172 @@
+//! SQL functions over `dedup.document`: its I/O functions and the public
+//! `to_document`, `tokens`, `terms`, `numbers`, `summary`, `fingerprint`.
+
+use crate::document::Document;
+use crate::gucs;
+use crate::pg::types::DocumentDatum;
+use crate::pg::{raise, raise_with, OrRaise};
+use crate::text::{self, AnalyzeOptions, Lang};
+use pgrx::prelude::*;
+use pgrx::{AnyNumeric, Internal, JsonB, StringInfo, Uuid};
+use std::ffi::CStr;
+
+// ---- type I/O (declared in sql/bootstrap.sql) -------------------------------
+
+#[pg_extern(immutable, strict, parallel_safe, sql = false)]
+fn document_in(input: &CStr) -> DocumentDatum {
+    let s = match input.to_str() {
+        Ok(s) => s,
+        Err(_) => raise(crate::error::DedupError::invalid_input(
+            "invalid input syntax for type dedup.document: not valid UTF-8",
+        )),
+    };
+    DocumentDatum::from_document(&crate::doctext::from_text(s).or_raise())
+}
+
+#[pg_extern(immutable, strict, parallel_safe, sql = false)]
+fn document_out(doc: DocumentDatum) -> &'static CStr {
+    let mut s = StringInfo::new();
+    s.push_str(&crate::doctext::to_text(&doc.decode()));
+    // SAFETY: the StringInfo was allocated in the current memory context just above.
+    unsafe { s.leak_cstr() }
+}
+
+#[pg_extern(immutable, strict, parallel_safe, sql = false)]
+fn document_recv(mut buf: Internal) -> DocumentDatum {
+    // SAFETY: PostgreSQL passes a StringInfo as the receive function's argument.
+    let info = unsafe { buf.get_mut::<pg_sys::StringInfoData>() };
+    let Some(info) = info else {
+        raise_with(
+            PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
+            "missing binary input for dedup.document".into(),
+            None,
+        )
+    };
+    let (start, len) = (info.cursor.max(0) as usize, info.len.max(0) as usize);
+    // SAFETY: `data` holds `len` bytes; we read [cursor, len) and then consume them.
+    let bytes = unsafe {
+        std::slice::from_raw_parts(info.data.cast::<u8>().add(start), len - start.min(len))
+    }
+    .to_vec();
+    info.cursor = info.len;
+    if let Err(e) = Document::decode(&bytes) {
+        raise_with(
+            PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
+            format!("invalid binary representation of dedup.document: {e}"),
+            None,
+        );
+    }
+    DocumentDatum(bytes)
+}
+
+#[pg_extern(immutable, strict, parallel_safe, sql = false)]
+fn document_send(doc: DocumentDatum) -> Vec<u8> {
+    doc.0
+}
+
+// ---- public functions --------------------------------------------------------
+
+fn options(lang: &str) -> AnalyzeOptions {
+    AnalyzeOptions {
+        lang: Lang::parse(lang).or_raise(),
+        min_word_length: gucs::min_word_length(),
+    }
+}
+
+fn check_size(what: &str, s: &str) {
+    let limit = gucs::max_document_bytes();
+    if s.len() > limit {
+        raise(crate::error::DedupError::TooLarge {
+            msg: format!(
+                "{what} is {} bytes, over the limit of {limit} bytes",
+                s.len()
+            ),
+            hint: Some("raise dedup.max_document_bytes, or split the text".into()),
+        });
+    }
+}
+
+/// Builds the document model of a text. STABLE: it reads `dedup.min_word_length`
+/// and `dedup.max_document_bytes`. A NULL body gives NULL.
+#[pg_extern(stable, parallel_safe)]
+fn to_document(
+    body: Option<&str>,
+    title: default!(Option<&str>, "NULL"),
+    published_at: default!(Option<TimestampWithTimeZone>, "NULL"),
+    source: default!(Option<&str>, "NULL"),
+    lang: default!(Option<&str>, "'auto'"),
+) -> Option<DocumentDatum> {
+    let body = body?;
+    check_size("body", body);
+    if let Some(t) = title {
+        check_size("title", t);
+    }
+    let opts = options(lang.unwrap_or("auto"));
+    let published_at = published_at.map(pg_sys::TimestampTz::from);
+    let doc = text::analyze(body, title, published_at, source, &opts);
+    Some(DocumentDatum::from_document(&doc))
+}
+
+/// The stems of a text, in text order.
+#[pg_extern(stable, strict, parallel_safe)]
+fn tokens(body: &str, lang: default!(&str, "'auto'")) -> Vec<String> {
+    check_size("body", body);
+    text::tokens(body, &options(lang))
+}
+
+/// Body terms with their frequencies, in term order.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn terms(doc: DocumentDatum) -> TableIterator<'static, (name!(term, String), name!(tf, i32))> {
+    let d = doc.decode();
+    TableIterator::new(
+        d.terms
+            .into_iter()
+            .map(|t| (t.term, t.tf.min(i32::MAX as u32) as i32)),
+    )
+}
+
+/// The numbers of the text, in text order.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn numbers(doc: DocumentDatum) -> Vec<AnyNumeric> {
+    let d = doc.decode();
+    d.numbers
+        .iter()
+        .map(|n| match AnyNumeric::try_from(n.as_str()) {
+            Ok(v) => v,
+            Err(_) => raise_with(
+                PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+                format!(
+                    "number {}… does not fit type numeric",
+                    n.chars().take(20).collect::<String>()
+                ),
+                None,
+            ),
+        })
+        .collect()
+}
+
+/// Counts and metadata of a document, as jsonb.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn summary(doc: DocumentDatum) -> JsonB {
+    let bytes = doc.0.len();
+    let d = doc.decode();
+    JsonB(serde_json::json!({
+        "words": d.words,
+        "terms": d.terms.len(),
+        "sentences": d.sentences.len(),
+        "paragraphs": d.paragraphs.len(),
+        "images": d.images,
+        "links": d.links,
+        "numbers": d.numbers.len(),
+        "published_at": d.published_at.map(crate::doctext::format_time),
+        "source": d.source,
+        "bytes": bytes,
+    }))
+}
+
+/// The exact-duplicate key of a text: equal for texts that differ only in case,
+/// punctuation, whitespace or markup.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn fingerprint(body: &str) -> Uuid {
+    Uuid::from_bytes(text::fingerprint(body).to_be_bytes())
+}

@@ -1,0 +1,52 @@
+//! The PostgreSQL glue. Each submodule converts SQL arguments, calls the pure
+//! modules, and turns `DedupError` into an `ereport!` with its SQLSTATE.
+
+pub mod collections;
+pub mod document;
+pub mod models;
+pub mod signature;
+pub mod types;
+
+use crate::error::DedupError;
+use pgrx::pg_sys::errcodes::PgSqlErrorCode;
+use pgrx::pg_sys::panic::ErrorReport;
+use pgrx::PgLogLevel;
+
+fn errcode(e: &DedupError) -> PgSqlErrorCode {
+    match e {
+        DedupError::InvalidParameter { .. } => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+        DedupError::InvalidInput(_) => PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
+        DedupError::TooLarge { .. } => PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+        DedupError::UndefinedObject { .. } => PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,
+        DedupError::Corrupted(_) => PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
+    }
+}
+
+/// Raises `e` as an SQL error with its own SQLSTATE and hint. Does not return.
+pub fn raise(e: DedupError) -> ! {
+    raise_with(errcode(&e), e.to_string(), e.hint().map(str::to_owned))
+}
+
+/// Raises an SQL error with an explicit SQLSTATE. Does not return.
+pub fn raise_with(code: PgSqlErrorCode, msg: String, hint: Option<String>) -> ! {
+    let mut r = ErrorReport::new(code, msg, "pg_dedup");
+    if let Some(h) = hint {
+        r = r.set_hint(h);
+    }
+    r.report(PgLogLevel::ERROR);
+    unreachable!("ereport(ERROR) returned")
+}
+
+/// Unwraps a pure-module result or raises its error.
+pub trait OrRaise<T> {
+    fn or_raise(self) -> T;
+}
+
+impl<T> OrRaise<T> for Result<T, DedupError> {
+    fn or_raise(self) -> T {
+        match self {
+            Ok(v) => v,
+            Err(e) => raise(e),
+        }
+    }
+}

@@ -1,0 +1,618 @@
+//! Pair comparison and SVM models: `compare`, `train`, `classify_pair`,
+//! `pair_score`, `explain_pair`, `evaluate`, model export/import, source
+//! authority, and the per-backend model cache.
+
+use crate::document::Document;
+use crate::error::DedupError;
+use crate::features::{self, Side, FEATURE_NAMES, N_FEATURES};
+use crate::pg::collections::{self, Collection};
+use crate::pg::types::DocumentDatum;
+use crate::pg::{raise, raise_with, OrRaise};
+use crate::svm::{self, Example, Kernel, Model, PairOutcome, TrainOptions};
+use pgrx::prelude::*;
+use pgrx::JsonB;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// The four outcomes of comparing a pair in both directions.
+#[allow(non_camel_case_types)]
+#[derive(PostgresEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum verdict {
+    distinct,
+    a_duplicates_b,
+    b_duplicates_a,
+    mutual,
+}
+
+impl From<PairOutcome> for verdict {
+    fn from(o: PairOutcome) -> Self {
+        match o {
+            PairOutcome::Distinct => verdict::distinct,
+            PairOutcome::ADuplicatesB => verdict::a_duplicates_b,
+            PairOutcome::BDuplicatesA => verdict::b_duplicates_a,
+            PairOutcome::Mutual => verdict::mutual,
+        }
+    }
+}
+
+fn spi_err(e: pgrx::spi::Error) -> ! {
+    raise_with(
+        PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+        format!("SPI error: {e}"),
+        None,
+    )
+}
+
+// ---- one side of a comparison ------------------------------------------------------
+
+/// A document with its weights in a collection and its source authority.
+pub struct Weighted {
+    pub doc: Document,
+    pub body: Vec<f64>,
+    pub title: Vec<f64>,
+    pub authority: f64,
+}
+
+impl Weighted {
+    pub fn side(&self) -> Side<'_> {
+        Side {
+            doc: &self.doc,
+            weights: &self.body,
+            title_weights: &self.title,
+            authority: self.authority,
+        }
+    }
+}
+
+/// Authority of a source in a collection: `dedup.sources`, default 0.5.
+pub fn authority(coll: &Collection, source: Option<&str>) -> f64 {
+    let Some(source) = source else { return 0.5 };
+    Spi::get_one_with_args::<f64>(
+        "SELECT authority FROM dedup.sources WHERE collection = $1 AND source = $2",
+        &[coll.name.as_str().into(), source.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(0.5)
+}
+
+pub fn weigh(doc: Document, coll: &Collection) -> Weighted {
+    let (body, title) = collections::document_weights(&doc, coll, None);
+    let authority = authority(coll, doc.source.as_deref());
+    Weighted {
+        doc,
+        body,
+        title,
+        authority,
+    }
+}
+
+/// ρ(a,b) and ρ(b,a).
+pub fn both_ways(a: &Weighted, b: &Weighted) -> ([f64; N_FEATURES], [f64; N_FEATURES]) {
+    (
+        features::compare(&a.side(), &b.side()),
+        features::compare(&b.side(), &a.side()),
+    )
+}
+
+/// The names of the features of `compare`, in order.
+#[pg_extern(immutable, parallel_safe)]
+fn feature_names() -> Vec<String> {
+    FEATURE_NAMES.iter().map(|s| s.to_string()).collect()
+}
+
+/// ρ(a,b): the pair's feature vector, in the order of `feature_names()`.
+#[pg_extern(stable, strict, parallel_safe)]
+fn compare(a: DocumentDatum, b: DocumentDatum, collection: &str) -> Vec<f64> {
+    let coll = collections::load(collection);
+    let a = weigh(a.decode(), &coll);
+    let b = weigh(b.decode(), &coll);
+    features::compare(&a.side(), &b.side()).to_vec()
+}
+
+// ---- the model cache ---------------------------------------------------------------
+
+/// A loaded model and what it was loaded from.
+pub struct Loaded {
+    pub name: String,
+    pub version: i32,
+    pub collection: Collection,
+    pub model: Model,
+}
+
+struct CacheEntry {
+    loaded: Rc<Loaded>,
+    /// Statement (transaction start, statement start) the version was last checked in.
+    checked_in: (i64, i64),
+}
+
+thread_local! {
+    /// Per-backend cache of deserialised models. The version is re-checked once per
+    /// statement; the whole cache is dropped on transaction abort (a rolled-back
+    /// `train` must not leave its model here).
+    static CACHE: RefCell<HashMap<String, CacheEntry>> = RefCell::new(HashMap::new());
+    static CALLBACK: RefCell<bool> = const { RefCell::new(false) };
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+    if event == pg_sys::XactEvent::XACT_EVENT_ABORT
+        || event == pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT
+    {
+        CACHE.with(|c| c.borrow_mut().clear());
+    }
+}
+
+fn statement_stamp() -> (i64, i64) {
+    // SAFETY: plain reads of the backend's transaction/statement timestamps.
+    unsafe {
+        (
+            pg_sys::GetCurrentTransactionStartTimestamp(),
+            pg_sys::GetCurrentStatementStartTimestamp(),
+        )
+    }
+}
+
+fn unknown_model(name: &str) -> DedupError {
+    DedupError::UndefinedObject {
+        msg: format!("model \"{name}\" does not exist"),
+        hint: Some("train one with dedup.train, or import it with dedup.import_model".into()),
+    }
+}
+
+/// The model `name`, from the cache when its version is current.
+pub fn model(name: &str) -> Rc<Loaded> {
+    CALLBACK.with(|done| {
+        if !*done.borrow() {
+            // SAFETY: registers a static callback once per backend.
+            unsafe { pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut()) };
+            *done.borrow_mut() = true;
+        }
+    });
+    let stamp = statement_stamp();
+    if let Some(l) = CACHE.with(|c| {
+        c.borrow()
+            .get(name)
+            .filter(|e| e.checked_in == stamp)
+            .map(|e| e.loaded.clone())
+    }) {
+        return l;
+    }
+    let version = Spi::get_one_with_args::<i32>(
+        "SELECT version FROM dedup.models WHERE name = $1",
+        &[name.into()],
+    )
+    .ok()
+    .flatten();
+    let Some(version) = version else {
+        CACHE.with(|c| c.borrow_mut().remove(name));
+        raise(unknown_model(name))
+    };
+    let cached = CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        let e = c.get_mut(name)?;
+        if e.loaded.version == version {
+            e.checked_in = stamp;
+            Some(e.loaded.clone())
+        } else {
+            None
+        }
+    });
+    if let Some(l) = cached {
+        return l;
+    }
+    let (coll, bytes) = Spi::connect(|c| {
+        let t = c
+            .select(
+                "SELECT collection, model FROM dedup.models WHERE name = $1",
+                Some(1),
+                &[name.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        let r = t.first();
+        (
+            r.get::<String>(1).ok().flatten().unwrap_or_default(),
+            r.get::<Vec<u8>>(2).ok().flatten().unwrap_or_default(),
+        )
+    });
+    let model = crate::codec::decode_model(&bytes)
+        .map_err(|e| DedupError::corrupted(format!("model \"{name}\" cannot be read: {e}")))
+        .or_raise();
+    let loaded = Rc::new(Loaded {
+        name: name.to_owned(),
+        version,
+        collection: collections::load(&coll),
+        model,
+    });
+    CACHE.with(|c| {
+        c.borrow_mut().insert(
+            name.to_owned(),
+            CacheEntry {
+                loaded: loaded.clone(),
+                checked_in: stamp,
+            },
+        )
+    });
+    loaded
+}
+
+// ---- classification ------------------------------------------------------------------
+
+pub fn classify(m: &Loaded, a: &Weighted, b: &Weighted) -> (verdict, f64) {
+    let (ab, ba) = both_ways(a, b);
+    let o = m.model.outcome(&ab, &ba);
+    (o.into(), m.model.decision(&ab))
+}
+
+/// The verdict for a pair from both directions: D(ρ(a,b)) and D(ρ(b,a)).
+#[pg_extern(stable, strict, parallel_safe)]
+fn classify_pair(model: &str, a: DocumentDatum, b: DocumentDatum) -> verdict {
+    let m = self::model(model);
+    let a = weigh(a.decode(), &m.collection);
+    let b = weigh(b.decode(), &m.collection);
+    classify(&m, &a, &b).0
+}
+
+/// The decision value for "a duplicates b": positive means duplicate.
+#[pg_extern(stable, strict, parallel_safe)]
+fn pair_score(model: &str, a: DocumentDatum, b: DocumentDatum) -> f64 {
+    let m = self::model(model);
+    let a = weigh(a.decode(), &m.collection);
+    let b = weigh(b.decode(), &m.collection);
+    m.model.decision(&features::compare(&a.side(), &b.side()))
+}
+
+/// Each feature's value and contribution to the decision, in both directions.
+/// Linear kernel: exact (w_i·z_i). rbf: occlusion, the change in the decision value
+/// when the feature is set to its training mean.
+#[pg_extern(stable, strict, parallel_safe)]
+fn explain_pair(
+    model: &str,
+    a: DocumentDatum,
+    b: DocumentDatum,
+) -> TableIterator<
+    'static,
+    (
+        name!(feature, String),
+        name!(value_ab, f64),
+        name!(value_ba, f64),
+        name!(contribution_ab, f64),
+        name!(contribution_ba, f64),
+    ),
+> {
+    let m = self::model(model);
+    let a = weigh(a.decode(), &m.collection);
+    let b = weigh(b.decode(), &m.collection);
+    let (ab, ba) = both_ways(&a, &b);
+    let (cab, cba) = (m.model.contributions(&ab), m.model.contributions(&ba));
+    let rows: Vec<_> = (0..N_FEATURES)
+        .map(|i| {
+            (
+                FEATURE_NAMES[i].to_string(),
+                ab[i],
+                ba[i],
+                cab.get(i).copied().unwrap_or(0.0),
+                cba.get(i).copied().unwrap_or(0.0),
+            )
+        })
+        .collect();
+    TableIterator::new(rows)
+}
+
+// ---- labelled pairs ------------------------------------------------------------------
+
+/// Rows of a user query `(a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)`.
+/// Rows with a NULL document are skipped; a NULL label counts false.
+fn labelled_pairs(query: &str) -> Vec<(Document, Document, bool, bool)> {
+    Spi::connect(|c| {
+        let t = c.select(query, None, &[]).unwrap_or_else(|e| spi_err(e));
+        if t.columns().unwrap_or(0) < 4 {
+            raise(DedupError::invalid_parameter(
+                "pairs query must return (a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)",
+            ));
+        }
+        let mut out = Vec::new();
+        for r in t {
+            let a = r.get::<DocumentDatum>(1).unwrap_or_else(|e| spi_err(e));
+            let b = r.get::<DocumentDatum>(2).unwrap_or_else(|e| spi_err(e));
+            let (Some(a), Some(b)) = (a, b) else { continue };
+            let ab = r.get::<bool>(3).ok().flatten().unwrap_or(false);
+            let ba = r.get::<bool>(4).ok().flatten().unwrap_or(false);
+            out.push((a.decode(), b.decode(), ab, ba));
+        }
+        out
+    })
+}
+
+fn examples(coll: &Collection, pairs: Vec<(Document, Document, bool, bool)>) -> Vec<Example> {
+    let mut ex = Vec::with_capacity(pairs.len() * 2);
+    for (a, b, ab, ba) in pairs {
+        let (a, b) = (weigh(a, coll), weigh(b, coll));
+        let (xab, xba) = both_ways(&a, &b);
+        ex.push(Example {
+            x: xab.to_vec(),
+            y: ab,
+        });
+        ex.push(Example {
+            x: xba.to_vec(),
+            y: ba,
+        });
+    }
+    ex
+}
+
+fn kernel_name(k: &Kernel) -> &'static str {
+    match k {
+        Kernel::Linear => "linear",
+        Kernel::Rbf { .. } => "rbf",
+    }
+}
+
+fn metrics_json(m: &svm::CvMetrics) -> serde_json::Value {
+    serde_json::json!({"tp": m.tp, "fp": m.fp, "fn": m.fn_, "tn": m.tn,
+                       "precision": m.precision, "recall": m.recall, "f1": m.f1})
+}
+
+/// Trains (or retrains) a named model on labelled pairs and stores it.
+/// `pairs` is a query returning `(a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)`.
+#[pg_extern(volatile, parallel_unsafe)]
+fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonB, "'{}'")) -> JsonB {
+    if model.is_empty() {
+        raise(DedupError::invalid_parameter(
+            "model name must not be empty",
+        ));
+    }
+    let coll = collections::load(collection);
+    let opts = TrainOptions::from_json(&options.0, N_FEATURES, &FEATURE_NAMES).or_raise();
+    let pairs = labelled_pairs(pairs);
+    if pairs.len() < 10 {
+        raise(DedupError::invalid_parameter(format!(
+            "training needs at least 10 labelled pairs, got {}",
+            pairs.len()
+        )));
+    }
+    let n_pairs = pairs.len();
+    let ex = examples(&coll, pairs);
+    let report = svm::train(&ex, &opts).or_raise();
+    let features: Vec<String> = report
+        .model
+        .features
+        .iter()
+        .map(|&i| FEATURE_NAMES[i].to_string())
+        .collect();
+    let params = serde_json::json!({
+        "kernel": kernel_name(&report.model.kernel),
+        "gamma": match report.model.kernel { Kernel::Rbf { gamma } => Some(gamma), Kernel::Linear => None },
+        "C": opts.c, "class_weights": [opts.class_weight_pos, opts.class_weight_neg],
+        "folds": opts.folds, "seed": opts.seed,
+    });
+    let metrics = serde_json::json!({
+        "pairs": n_pairs, "examples": report.n_examples, "positives": report.n_positive,
+        "cv": report.cv.as_ref().map(metrics_json), "train": metrics_json(&report.train_metrics),
+    });
+    let scaler = serde_json::to_value(&report.model.scaler).unwrap_or(serde_json::Value::Null);
+    let bytes = crate::codec::encode_model(&report.model);
+    let version = store(
+        model,
+        &coll.name,
+        &features,
+        kernel_name(&report.model.kernel),
+        &params,
+        &scaler,
+        &bytes,
+        &metrics,
+        None,
+    );
+    let mut out = metrics;
+    if let Some(o) = out.as_object_mut() {
+        o.insert("model".into(), model.into());
+        o.insert("version".into(), version.into());
+        o.insert("kernel".into(), kernel_name(&report.model.kernel).into());
+        o.insert("features".into(), features.into());
+    }
+    JsonB(out)
+}
+
+/// Upserts a model row; a retrained model gets version + 1. Returns the version.
+#[allow(clippy::too_many_arguments)]
+fn store(
+    name: &str,
+    collection: &str,
+    features: &[String],
+    kernel: &str,
+    params: &serde_json::Value,
+    scaler: &serde_json::Value,
+    bytes: &[u8],
+    metrics: &serde_json::Value,
+    trained_at: Option<&str>,
+) -> i32 {
+    Spi::connect_mut(|c| {
+        let t = c
+            .update(
+                "INSERT INTO dedup.models AS m (name, collection, features, kernel, parameters, scaler, model, metrics, trained_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9::timestamptz, now())) \
+                 ON CONFLICT (name) DO UPDATE SET collection = excluded.collection, features = excluded.features, \
+                 kernel = excluded.kernel, parameters = excluded.parameters, scaler = excluded.scaler, \
+                 model = excluded.model, metrics = excluded.metrics, trained_at = excluded.trained_at, \
+                 version = m.version + 1 \
+                 RETURNING version",
+                None,
+                &[
+                    name.into(),
+                    collection.into(),
+                    features.to_vec().into(),
+                    kernel.into(),
+                    JsonB(params.clone()).into(),
+                    JsonB(scaler.clone()).into(),
+                    bytes.to_vec().into(),
+                    JsonB(metrics.clone()).into(),
+                    trained_at.into(),
+                ],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        t.first().get::<i32>(1).ok().flatten().unwrap_or(1)
+    })
+}
+
+/// Confusion counts and quality of a model on labelled pairs (both directions count).
+/// Public as `dedup.evaluate` (sql/models.sql), whose column is named `fn`.
+#[pg_extern(stable, strict, parallel_safe)]
+pub fn _evaluate(
+    model: &str,
+    pairs: &str,
+) -> TableIterator<
+    'static,
+    (
+        name!(tp, i64),
+        name!(fp, i64),
+        name!(fn_, i64),
+        name!(tn, i64),
+        name!(precision, f64),
+        name!(recall, f64),
+        name!(f1, f64),
+    ),
+> {
+    let m = self::model(model);
+    let mut c = crate::metrics::Confusion::default();
+    for e in examples(&m.collection, labelled_pairs(pairs)) {
+        c.add(m.model.predict(&e.x), e.y);
+    }
+    TableIterator::once((c.tp, c.fp, c.fn_, c.tn, c.precision(), c.recall(), c.f1()))
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// A model as jsonb, to move it to another database with `import_model`.
+#[pg_extern(stable, strict, parallel_safe)]
+fn export_model(name: &str) -> JsonB {
+    let row = Spi::connect(|c| {
+        let t = c
+            .select(
+                "SELECT jsonb_build_object('name', name, 'collection', collection, 'features', features, \
+                 'kernel', kernel, 'parameters', parameters, 'scaler', scaler, 'metrics', metrics, \
+                 'version', version, 'trained_at', trained_at, 'format', 'pg_dedup model v1'), encode(model, 'hex') \
+                 FROM dedup.models WHERE name = $1",
+                Some(1),
+                &[name.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        if t.is_empty() {
+            return None;
+        }
+        let r = t.first();
+        Some((
+            r.get::<JsonB>(1).ok().flatten(),
+            r.get::<String>(2).ok().flatten(),
+        ))
+    });
+    let Some((Some(JsonB(mut j)), Some(bytes))) = row else {
+        raise(unknown_model(name))
+    };
+    if let Some(o) = j.as_object_mut() {
+        o.insert("model".into(), bytes.into());
+    }
+    JsonB(j)
+}
+
+/// Stores a model exported by `export_model`. Its collection must exist here.
+/// Returns the model's name.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn import_model(model: JsonB) -> String {
+    let j = &model.0;
+    let s = |k: &str| j.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+    let bad = |what: &str| -> ! {
+        raise(DedupError::invalid_input(format!(
+            "invalid model export: {what}"
+        )))
+    };
+    let Some(name) = s("name") else {
+        bad("missing \"name\"")
+    };
+    let Some(collection) = s("collection") else {
+        bad("missing \"collection\"")
+    };
+    let Some(bytes) = s("model").and_then(|h| unhex(&h)) else {
+        bad("\"model\" must be hex bytes")
+    };
+    let m = crate::codec::decode_model(&bytes).unwrap_or_else(|e| bad(&e.to_string()));
+    collections::load(&collection);
+    let features: Vec<String> = m
+        .features
+        .iter()
+        .filter_map(|&i| FEATURE_NAMES.get(i))
+        .map(|s| s.to_string())
+        .collect();
+    let params = j
+        .get("parameters")
+        .cloned()
+        .unwrap_or(serde_json::json!({}));
+    let metrics = j.get("metrics").cloned().unwrap_or(serde_json::json!({}));
+    let scaler = serde_json::to_value(&m.scaler).unwrap_or(serde_json::Value::Null);
+    store(
+        &name,
+        &collection,
+        &features,
+        kernel_name(&m.kernel),
+        &params,
+        &scaler,
+        &bytes,
+        &metrics,
+        s("trained_at").as_deref(),
+    );
+    name
+}
+
+/// Estimates each source's authority as its share of originals among labelled
+/// pairs where exactly one side duplicates the other, and stores it in
+/// `dedup.sources`. Sources seen only in mutual or distinct pairs are left alone.
+/// Returns the number of sources written.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn learn_authority(collection: &str, pairs: &str) -> i64 {
+    let coll = collections::load(collection);
+    let mut counts: HashMap<String, (i64, i64)> = HashMap::new();
+    for (a, b, ab, ba) in labelled_pairs(pairs) {
+        let (orig, dup) = match (ab, ba) {
+            (true, false) => (b.source, a.source),
+            (false, true) => (a.source, b.source),
+            _ => continue,
+        };
+        if let Some(o) = orig {
+            let e = counts.entry(o).or_default();
+            e.0 += 1;
+            e.1 += 1;
+        }
+        if let Some(d) = dup {
+            counts.entry(d).or_default().1 += 1;
+        }
+    }
+    let mut n = 0;
+    Spi::connect_mut(|c| {
+        let mut keys: Vec<_> = counts.into_iter().collect();
+        keys.sort();
+        for (source, (orig, total)) in keys {
+            let a = if total > 0 {
+                orig as f64 / total as f64
+            } else {
+                0.5
+            };
+            c.update(
+                "INSERT INTO dedup.sources (collection, source, authority) VALUES ($1, $2, $3) \
+                 ON CONFLICT (collection, source) DO UPDATE SET authority = excluded.authority",
+                None,
+                &[coll.name.as_str().into(), source.as_str().into(), a.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+            n += 1;
+        }
+    });
+    n
+}

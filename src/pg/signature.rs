@@ -1,0 +1,487 @@
+//! `dedup.signature`: its I/O, `dedup.signature(doc, collection)`, the `%`
+//! operator, the GIN support functions of `dedup.signature_ops`, `candidates`,
+//! `staleness` and `filter_quality`.
+
+use crate::document::Document;
+use crate::error::DedupError;
+use crate::gucs;
+use crate::pg::collections::{self, Collection};
+use crate::pg::types::{DocumentDatum, SignatureDatum};
+use crate::pg::{raise, raise_with, OrRaise};
+use crate::signature::{self, Scheme, Signature, SignatureOptions, Tri};
+use pgrx::prelude::*;
+use pgrx::{FromDatum, Internal, StringInfo};
+use std::ffi::CStr;
+
+fn spi_err(e: pgrx::spi::Error) -> ! {
+    raise_with(
+        PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+        format!("SPI error: {e}"),
+        None,
+    )
+}
+
+// ---- type I/O (declared in sql/bootstrap.sql) ---------------------------------------
+
+#[pg_extern(immutable, strict, parallel_safe, sql = false)]
+fn signature_in(input: &CStr) -> SignatureDatum {
+    let Ok(s) = input.to_str() else {
+        raise(DedupError::invalid_input(
+            "invalid input syntax for type dedup.signature: not valid UTF-8",
+        ))
+    };
+    SignatureDatum::from_signature(&Signature::from_text(s).or_raise())
+}
+
+#[pg_extern(immutable, strict, parallel_safe, sql = false)]
+fn signature_out(sig: SignatureDatum) -> &'static CStr {
+    let mut s = StringInfo::new();
+    s.push_str(&sig.decode().to_text());
+    // SAFETY: the StringInfo was allocated in the current memory context just above.
+    unsafe { s.leak_cstr() }
+}
+
+#[pg_extern(immutable, strict, parallel_safe, sql = false)]
+fn signature_recv(mut buf: Internal) -> SignatureDatum {
+    // SAFETY: PostgreSQL passes a StringInfo as the receive function's argument.
+    let Some(info) = (unsafe { buf.get_mut::<pg_sys::StringInfoData>() }) else {
+        raise_with(
+            PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
+            "missing binary input".into(),
+            None,
+        )
+    };
+    let (start, len) = (info.cursor.max(0) as usize, info.len.max(0) as usize);
+    // SAFETY: `data` holds `len` bytes; we read [cursor, len) and consume them.
+    let bytes = unsafe {
+        std::slice::from_raw_parts(
+            info.data.cast::<u8>().add(start.min(len)),
+            len - start.min(len),
+        )
+    }
+    .to_vec();
+    info.cursor = info.len;
+    if let Err(e) = Signature::decode(&bytes) {
+        raise_with(
+            PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
+            format!("invalid binary representation of dedup.signature: {e}"),
+            None,
+        );
+    }
+    SignatureDatum(bytes)
+}
+
+#[pg_extern(immutable, strict, parallel_safe, sql = false)]
+fn signature_send(sig: SignatureDatum) -> Vec<u8> {
+    sig.0
+}
+
+// ---- building and comparing -------------------------------------------------------
+
+/// The signature settings of a collection (from its `options`).
+pub fn options_of(coll: &Collection) -> SignatureOptions {
+    SignatureOptions::from_json(&coll.options).or_raise()
+}
+
+/// The signature of `doc` in `coll`, from its body weights.
+pub fn signature_of(doc: &Document, coll: &Collection, opts: &SignatureOptions) -> Signature {
+    let (w, _) = collections::document_weights(doc, coll, None);
+    signature::signature(doc, &w, opts)
+}
+
+/// The signature of a document in a collection. STABLE: it reads the collection's
+/// statistics and settings.
+#[pg_extern(stable, strict, parallel_safe, name = "signature")]
+fn signature_fn(doc: DocumentDatum, collection: &str) -> SignatureDatum {
+    let coll = collections::load(collection);
+    let opts = options_of(&coll);
+    SignatureDatum::from_signature(&signature_of(&doc.decode(), &coll, &opts))
+}
+
+/// Keys two signatures share.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn shared_keys(a: SignatureDatum, b: SignatureDatum) -> i32 {
+    a.decode().shared_keys(&b.decode()) as i32
+}
+
+/// Shared keys / the smaller key count (0 when either is empty).
+#[pg_extern(immutable, strict, parallel_safe)]
+fn similarity(a: SignatureDatum, b: SignatureDatum) -> f64 {
+    a.decode().similarity(&b.decode())
+}
+
+fn min_shared() -> usize {
+    gucs::min_shared_keys()
+}
+
+/// The `%` operator: true when the pair is a candidate under its scheme.
+/// STABLE, not IMMUTABLE: `topwords` reads `dedup.min_shared_keys` and `longest`
+/// reads `dedup.similarity_threshold`, so the answer can change with a SET.
+#[pg_extern(stable, strict, parallel_safe, sql = false)]
+fn signature_match(a: SignatureDatum, b: SignatureDatum) -> bool {
+    signature::is_candidate(
+        &a.decode(),
+        &b.decode(),
+        min_shared(),
+        gucs::similarity_threshold(),
+    )
+}
+
+// ---- GIN support (opclass dedup.signature_ops, sql/signature.sql) ---------------------
+// Keys are int4 (the u32 key bits), compared with btint4cmp. Strategy 1 is `%`.
+
+/// Per-query state handed from extractQuery to (tri)consistent through extra_data.
+#[repr(C)]
+struct QueryState {
+    scheme: u8,
+    nquery: u32,
+}
+
+/// Palloc'd array of the signature's keys as int4 datums; writes the count.
+unsafe fn keys_datums(sig: &Signature, nkeys: *mut i32) -> pg_sys::Datum {
+    let n = sig.keys.len();
+    // SAFETY: nkeys points at the int32 GIN passed for the key count.
+    unsafe { *nkeys = n as i32 };
+    if n == 0 {
+        return pg_sys::Datum::from(std::ptr::null_mut::<pg_sys::Datum>());
+    }
+    // SAFETY: palloc returns n Datums of memory in the current (index build/scan) context.
+    let arr =
+        unsafe { pg_sys::palloc(n * std::mem::size_of::<pg_sys::Datum>()) } as *mut pg_sys::Datum;
+    for (i, &k) in sig.keys.iter().enumerate() {
+        // SAFETY: i < n, inside the allocation.
+        unsafe { *arr.add(i) = pg_sys::Datum::from(k as i32) };
+    }
+    pg_sys::Datum::from(arr)
+}
+
+/// Reads argument `i` of a V1 call.
+unsafe fn arg(fcinfo: pg_sys::FunctionCallInfo, i: usize) -> pg_sys::Datum {
+    // SAFETY: the caller knows the function has more than `i` arguments.
+    unsafe { (*fcinfo).args.as_slice((*fcinfo).nargs as usize)[i].value }
+}
+
+unsafe fn signature_arg(fcinfo: pg_sys::FunctionCallInfo, i: usize) -> Signature {
+    // SAFETY: argument i is a non-null dedup.signature varlena.
+    let bytes = unsafe { Vec::<u8>::from_datum(arg(fcinfo, i), false) }.unwrap_or_default();
+    Signature::decode(&bytes).or_raise()
+}
+
+macro_rules! v1_function {
+    ($name:ident, $finfo:ident, $body:expr) => {
+        #[no_mangle]
+        #[doc(hidden)]
+        pub extern "C" fn $finfo() -> &'static pg_sys::Pg_finfo_record {
+            const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+            &V1
+        }
+
+        #[no_mangle]
+        #[doc(hidden)]
+        #[pg_guard]
+        pub unsafe extern "C-unwind" fn $name(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+            let f: unsafe fn(pg_sys::FunctionCallInfo) -> pg_sys::Datum = $body;
+            // SAFETY: PostgreSQL calls this with a valid fcinfo of the declared arity.
+            unsafe { f(fcinfo) }
+        }
+    };
+}
+
+// extractValue(signature, internal nkeys, internal nullFlags) → internal
+v1_function!(
+    dedup_gin_extract_value,
+    pg_finfo_dedup_gin_extract_value,
+    |fcinfo| unsafe {
+        let sig = signature_arg(fcinfo, 0);
+        keys_datums(&sig, arg(fcinfo, 1).cast_mut_ptr::<i32>())
+    }
+);
+
+// extractQuery(signature, internal nkeys, int2 strategy, internal pmatch,
+//              internal extra_data, internal nullFlags, internal searchMode) → internal
+v1_function!(
+    dedup_gin_extract_query,
+    pg_finfo_dedup_gin_extract_query,
+    |fcinfo| unsafe {
+        let sig = signature_arg(fcinfo, 0);
+        let nkeys = arg(fcinfo, 1).cast_mut_ptr::<i32>();
+        let extra = arg(fcinfo, 4).cast_mut_ptr::<*mut *mut std::ffi::c_char>();
+        let keys = keys_datums(&sig, nkeys);
+        // An empty query signature matches nothing (as `%` says), so zero keys in the
+        // default search mode is right: GIN returns no rows.
+        let n = sig.keys.len();
+        if n > 0 && !extra.is_null() {
+            let state = pg_sys::palloc(std::mem::size_of::<QueryState>()) as *mut QueryState;
+            *state = QueryState {
+                scheme: sig.scheme.tag(),
+                nquery: n as u32,
+            };
+            let arr = pg_sys::palloc0(n * std::mem::size_of::<*mut std::ffi::c_char>())
+                as *mut *mut std::ffi::c_char;
+            *arr = state.cast();
+            *extra = arr;
+        }
+        keys
+    }
+);
+
+unsafe fn query_state(extra: *mut *mut std::ffi::c_char, nkeys: i32) -> (Scheme, usize) {
+    if !extra.is_null() {
+        // SAFETY: extractQuery stored a QueryState in extra_data[0].
+        let st = unsafe { *extra } as *const QueryState;
+        if !st.is_null() {
+            let st = unsafe { &*st };
+            return (
+                Scheme::from_tag(st.scheme).unwrap_or(Scheme::Imatch),
+                st.nquery as usize,
+            );
+        }
+    }
+    (Scheme::Imatch, nkeys.max(0) as usize)
+}
+
+// consistent(internal check, int2, signature, int4 nkeys, internal extra_data,
+//            internal recheck, internal queryKeys, internal nullFlags) → bool
+v1_function!(
+    dedup_gin_consistent,
+    pg_finfo_dedup_gin_consistent,
+    |fcinfo| unsafe {
+        let check = arg(fcinfo, 0).cast_mut_ptr::<bool>();
+        let nkeys = arg(fcinfo, 3).value() as i32;
+        let extra = arg(fcinfo, 4).cast_mut_ptr::<*mut std::ffi::c_char>();
+        let recheck = arg(fcinfo, 5).cast_mut_ptr::<bool>();
+        let matched = (0..nkeys.max(0) as usize)
+            .filter(|&i| *check.add(i))
+            .count();
+        let (scheme, nquery) = query_state(extra, nkeys);
+        let (ok, re) = signature::gin_consistent(
+            scheme,
+            matched,
+            nquery,
+            min_shared(),
+            gucs::similarity_threshold(),
+        );
+        *recheck = re;
+        pg_sys::Datum::from(ok)
+    }
+);
+
+// triConsistent(internal check, int2, signature, int4 nkeys, internal extra_data,
+//               internal queryKeys, internal nullFlags) → "char" (GinTernaryValue)
+v1_function!(
+    dedup_gin_tri_consistent,
+    pg_finfo_dedup_gin_tri_consistent,
+    |fcinfo| unsafe {
+        let check = arg(fcinfo, 0).cast_mut_ptr::<pg_sys::GinTernaryValue>();
+        let nkeys = arg(fcinfo, 3).value() as i32;
+        let extra = arg(fcinfo, 4).cast_mut_ptr::<*mut std::ffi::c_char>();
+        let (mut yes, mut maybe) = (0usize, 0usize);
+        for i in 0..nkeys.max(0) as usize {
+            match *check.add(i) as u32 {
+                pg_sys::GIN_TRUE => yes += 1,
+                pg_sys::GIN_MAYBE => maybe += 1,
+                _ => {}
+            }
+        }
+        let (scheme, nquery) = query_state(extra, nkeys);
+        let t = signature::gin_tri_consistent(
+            scheme,
+            yes,
+            maybe,
+            nquery,
+            min_shared(),
+            gucs::similarity_threshold(),
+        );
+        // As pg_trgm does, "maybe" also covers "true, but recheck".
+        let v = match t {
+            Tri::False => pg_sys::GIN_FALSE,
+            Tri::True => pg_sys::GIN_TRUE,
+            Tri::Maybe => pg_sys::GIN_MAYBE,
+        };
+        pg_sys::Datum::from(v as pg_sys::GinTernaryValue)
+    }
+);
+
+// ---- lookups and quality --------------------------------------------------------------
+
+/// The single `dedup.signature` column of `tbl` (the registered one when there are several).
+pub fn signature_column(tbl: pg_sys::Oid) -> String {
+    let cols: Vec<String> = Spi::connect(|c| {
+        let t = c
+            .select(
+                "SELECT attname::text FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped \
+                 AND atttypid = 'dedup.signature'::regtype ORDER BY attnum",
+                None,
+                &[tbl.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        t.into_iter()
+            .filter_map(|r| r.get::<String>(1).ok().flatten())
+            .collect()
+    });
+    match cols.len() {
+        1 => cols.into_iter().next().unwrap_or_default(),
+        0 => raise(DedupError::invalid_parameter(
+            "table has no dedup.signature column",
+        )),
+        _ => {
+            let registered = Spi::get_one_with_args::<String>(
+                "SELECT sig_column::text FROM dedup.collection_tables WHERE tbl = $1 AND sig_column IS NOT NULL LIMIT 1",
+                &[tbl.into()],
+            )
+            .ok()
+            .flatten();
+            registered.unwrap_or_else(|| {
+                raise(DedupError::invalid_parameter(
+                    "table has several dedup.signature columns and none is registered",
+                ))
+            })
+        }
+    }
+}
+
+/// The table's single-column primary key, quoted, if it has one.
+pub fn primary_key(tbl: pg_sys::Oid) -> Option<String> {
+    Spi::get_one_with_args::<String>(
+        "SELECT a.attname::text FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] \
+         WHERE i.indrelid = $1 AND i.indisprimary AND i.indnatts = 1",
+        &[tbl.into()],
+    )
+    .ok()
+    .flatten()
+}
+
+/// Rows of `tbl` whose signature is a candidate for `sig`, found through the GIN
+/// index on the table's signature column; best first, at most `max`.
+#[pg_extern(stable, strict, parallel_safe)]
+fn _candidates(
+    tbl: pg_sys::Oid,
+    sig: SignatureDatum,
+    max: i32,
+) -> TableIterator<
+    'static,
+    (
+        name!(ctid, pg_sys::ItemPointerData),
+        name!(key, Option<String>),
+        name!(shared_keys, i32),
+        name!(similarity, f64),
+    ),
+> {
+    if max < 0 {
+        raise(DedupError::invalid_parameter(format!(
+            "max must not be negative, got {max}"
+        )));
+    }
+    let col = pgrx::spi::quote_identifier(signature_column(tbl));
+    let tname = Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let key = primary_key(tbl)
+        .map(|k| format!("{}::text", pgrx::spi::quote_identifier(k)))
+        .unwrap_or_else(|| "NULL::text".into());
+    let sql = format!(
+        "SELECT ctid, {key}, dedup.shared_keys({col}, $1), dedup.similarity({col}, $1) FROM {tname} \
+         WHERE {col} OPERATOR(dedup.%) $1 ORDER BY 4 DESC, 3 DESC, 1 LIMIT $2"
+    );
+    let rows = Spi::connect(|c| {
+        let t = c
+            .select(sql.as_str(), None, &[sig.into(), (max as i64).into()])
+            .unwrap_or_else(|e| spi_err(e));
+        t.into_iter()
+            .filter_map(|r| {
+                Some((
+                    r.get::<pg_sys::ItemPointerData>(1).ok()??,
+                    r.get::<String>(2).ok().flatten(),
+                    r.get::<i32>(3).ok().flatten().unwrap_or(0),
+                    r.get::<f64>(4).ok().flatten().unwrap_or(0.0),
+                ))
+            })
+            .collect::<Vec<_>>()
+    });
+    TableIterator::new(rows)
+}
+
+/// How far a collection's statistics moved since its last recompute: the documents
+/// added or removed since then, as a fraction of its documents now (0 = fresh).
+#[pg_extern(stable, strict, parallel_safe)]
+fn staleness(collection: &str) -> f64 {
+    let coll = collections::load(collection);
+    Spi::connect(|c| {
+        let t = c
+            .select(
+                "SELECT changes_since_recompute::float8 / greatest(n_docs, changes_since_recompute, 1) \
+                 FROM dedup.collection_stats WHERE collection_id = $1",
+                Some(1),
+                &[coll.id.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        if t.is_empty() {
+            0.0
+        } else {
+            t.first().get::<f64>(1).ok().flatten().unwrap_or(0.0)
+        }
+    })
+}
+
+/// Candidate-filter quality on labelled pairs (Andreev et al., Table 1). `pairs` is a
+/// query returning `(a dedup.document, b dedup.document, collection text, label boolean)`.
+#[pg_extern(stable, strict, parallel_safe)]
+fn filter_quality(
+    pairs: &str,
+) -> TableIterator<
+    'static,
+    (
+        name!(total_pairs, i64),
+        name!(passing, i64),
+        name!(duplicates, i64),
+        name!(duplicates_kept, i64),
+        name!(duplicates_lost, i64),
+        name!(recall, f64),
+        name!(efficiency, f64),
+    ),
+> {
+    let rows: Vec<(Document, Document, String, bool)> = Spi::connect(|c| {
+        let t = c.select(pairs, None, &[]).unwrap_or_else(|e| spi_err(e));
+        if t.columns().unwrap_or(0) < 4 {
+            raise(DedupError::invalid_parameter(
+                "pairs query must return (a dedup.document, b dedup.document, collection text, label boolean)",
+            ));
+        }
+        t.into_iter()
+            .filter_map(|r| {
+                let a = r.get::<DocumentDatum>(1).unwrap_or_else(|e| spi_err(e))?;
+                let b = r.get::<DocumentDatum>(2).unwrap_or_else(|e| spi_err(e))?;
+                let coll = r.get::<String>(3).unwrap_or_else(|e| spi_err(e))?;
+                let label = r.get::<bool>(4).ok().flatten().unwrap_or(false);
+                Some((a.decode(), b.decode(), coll, label))
+            })
+            .collect()
+    });
+    let mut q = crate::metrics::FilterQuality::default();
+    let mut loaded: Option<(Collection, SignatureOptions)> = None;
+    for (a, b, coll, label) in rows {
+        if loaded.as_ref().is_none_or(|(c, _)| c.name != coll) {
+            let c = collections::load(&coll);
+            let o = options_of(&c);
+            loaded = Some((c, o));
+        }
+        let Some((c, o)) = loaded.as_ref() else {
+            continue;
+        };
+        let (sa, sb) = (signature_of(&a, c, o), signature_of(&b, c, o));
+        q.add(
+            signature::is_candidate(&sa, &sb, min_shared(), gucs::similarity_threshold()),
+            label,
+        );
+    }
+    TableIterator::once((
+        q.total_pairs,
+        q.passing,
+        q.duplicates,
+        q.duplicates_kept,
+        q.duplicates_lost,
+        q.recall,
+        q.efficiency,
+    ))
+}

@@ -1,0 +1,103 @@
+//! Rust handles for the extension's varlena types (`dedup.document`).
+//!
+//! The SQL types themselves are hand-declared in `sql/bootstrap.sql` (shell type,
+//! I/O functions, `CREATE TYPE`), so pgrx sees them as external types named by SQL.
+//! A handle holds the detoasted payload bytes; decoding is left to the caller so a
+//! function that only needs the size never parses the document.
+
+use pgrx::callconv::{Arg, ArgAbi, BoxRet, FcInfo};
+use pgrx::pgrx_sql_entity_graph::metadata::{
+    ArgumentError, ReturnsError, ReturnsRef, SqlMappingRef, SqlTranslatable, TypeOrigin,
+};
+use pgrx::{pg_sys, FromDatum, IntoDatum};
+
+macro_rules! varlena_handle {
+    ($name:ident, $sql:literal) => {
+        #[doc = concat!("The payload bytes of one `", $sql, "` value.")]
+        #[derive(Debug, Clone)]
+        pub struct $name(pub Vec<u8>);
+
+        impl FromDatum for $name {
+            unsafe fn from_polymorphic_datum(
+                datum: pg_sys::Datum,
+                is_null: bool,
+                typoid: pg_sys::Oid,
+            ) -> Option<Self> {
+                // SAFETY: the datum is a varlena of our type handed to us by PostgreSQL;
+                // the Vec<u8> conversion detoasts and copies it.
+                unsafe { Vec::<u8>::from_polymorphic_datum(datum, is_null, typoid) }.map($name)
+            }
+        }
+
+        impl IntoDatum for $name {
+            fn into_datum(self) -> Option<pg_sys::Datum> {
+                self.0.into_datum()
+            }
+            fn type_oid() -> pg_sys::Oid {
+                pgrx::regtypein($sql)
+            }
+        }
+
+        unsafe impl<'fcx> ArgAbi<'fcx> for $name {
+            unsafe fn unbox_arg_unchecked(arg: Arg<'_, 'fcx>) -> Self {
+                let index = arg.index();
+                // SAFETY: pgrx only calls this for a non-null argument of our SQL type.
+                match unsafe { arg.unbox_arg_using_from_datum() } {
+                    Some(v) => v,
+                    None => crate::pg::raise_with(
+                        pgrx::PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
+                        format!("argument {index} must not be null"),
+                        None,
+                    ),
+                }
+            }
+        }
+
+        unsafe impl BoxRet for $name {
+            unsafe fn box_into<'fcx>(self, fcinfo: &mut FcInfo<'fcx>) -> pgrx::datum::Datum<'fcx> {
+                match self.into_datum() {
+                    // SAFETY: a freshly palloc'd varlena in the current memory context.
+                    Some(d) => unsafe { fcinfo.return_raw_datum(d) },
+                    None => fcinfo.return_null(),
+                }
+            }
+        }
+
+        unsafe impl SqlTranslatable for $name {
+            const TYPE_IDENT: &'static str = concat!(module_path!(), "::", stringify!($name));
+            const TYPE_ORIGIN: TypeOrigin = TypeOrigin::External;
+            const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> =
+                Ok(SqlMappingRef::literal($sql));
+            const RETURN_SQL: Result<ReturnsRef, ReturnsError> =
+                Ok(ReturnsRef::One(SqlMappingRef::literal($sql)));
+        }
+    };
+}
+
+varlena_handle!(DocumentDatum, "dedup.document");
+
+impl DocumentDatum {
+    /// Decodes the stored document; corrupt bytes raise XX001.
+    pub fn decode(&self) -> crate::document::Document {
+        use crate::pg::OrRaise;
+        crate::document::Document::decode(&self.0).or_raise()
+    }
+
+    pub fn from_document(doc: &crate::document::Document) -> Self {
+        DocumentDatum(doc.encode())
+    }
+}
+
+varlena_handle!(SignatureDatum, "dedup.signature");
+
+impl SignatureDatum {
+    /// Decodes the stored signature; corrupt bytes raise XX001.
+    pub fn decode(&self) -> crate::signature::Signature {
+        use crate::pg::OrRaise;
+        crate::signature::Signature::decode(&self.0).or_raise()
+    }
+
+    pub fn from_signature(s: &crate::signature::Signature) -> Self {
+        SignatureDatum(s.encode())
+    }
+}

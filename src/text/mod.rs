@@ -1,0 +1,307 @@
+//! Text analysis: from a news body (HTML, Telegram markdown or plain text) to the
+//! [`Document`] model. Pure Rust, no pgrx.
+//!
+//! Pipeline: markup removal ([`html`], then [`markdown`]) gives the visible text;
+//! [`segment`] splits it into paragraphs and sentences; Unicode word segmentation
+//! gives words, which [`words`] turns into stems; [`numbers`] and [`fingerprint`]
+//! read the same visible text. Every public function here applies the same markup
+//! removal first, so `tokens(body)`, `numbers(body)` and `fingerprint(body)` agree
+//! with what `analyze(body, …)` stores. Nothing here panics, whatever the input.
+
+mod fingerprint;
+mod html;
+mod markdown;
+mod numbers;
+mod segment;
+mod stopwords;
+mod words;
+mod wordsplit;
+
+use std::borrow::Cow;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::document::{Document, Segment, TermFreq};
+use crate::error::{DedupError, Result};
+use words::{Outcome, Stems};
+use xxhash_rust::xxh3::Xxh3Default;
+
+/// Text-search configuration, chosen per collection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lang {
+    /// Per word: Cyrillic words get the Russian stemmer, Latin words the English
+    /// one, anything else (Greek, CJK, mixed scripts) stays unstemmed.
+    Auto,
+    /// Russian stemmer for every word.
+    Russian,
+    /// English stemmer for every word.
+    English,
+    /// No stemming and no stop words, like PostgreSQL's `simple` configuration.
+    Simple,
+}
+
+impl Lang {
+    /// Parses `auto`, `russian`, `english` or `simple`, in any case.
+    pub fn parse(s: &str) -> Result<Lang> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(Lang::Auto),
+            "russian" => Ok(Lang::Russian),
+            "english" => Ok(Lang::English),
+            "simple" => Ok(Lang::Simple),
+            _ => Err(DedupError::InvalidParameter {
+                msg: format!("unknown language \"{s}\""),
+                hint: Some("valid values are: auto, russian, english, simple".into()),
+            }),
+        }
+    }
+
+    /// The name [`Lang::parse`] accepts for this value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lang::Auto => "auto",
+            Lang::Russian => "russian",
+            Lang::English => "english",
+            Lang::Simple => "simple",
+        }
+    }
+}
+
+/// How words become terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AnalyzeOptions {
+    pub lang: Lang,
+    /// Words shorter than this many chars (counted after lower-casing, before
+    /// stemming) are dropped; 0 and 1 keep every word.
+    pub min_word_length: usize,
+}
+
+/// Visible text of a body plus the counts markup removal made.
+struct Visible<'a> {
+    text: Cow<'a, str>,
+    images: u32,
+    links: u32,
+}
+
+/// Markup removal: HTML if it looks like HTML, then Telegram markdown. Plain text
+/// without markup is borrowed, not copied.
+fn visible(input: &str) -> Visible<'_> {
+    let h = html::strip(input);
+    // In HTML, bare URLs are the labels of already counted <a href> tags.
+    let count_bare_urls = !h.html;
+    let (text, md_links) = match h.text {
+        Cow::Borrowed(s) => markdown::clean(s, count_bare_urls),
+        Cow::Owned(s) => match markdown::clean(&s, count_bare_urls) {
+            (Cow::Owned(o), n) => (Cow::Owned(o), n),
+            (Cow::Borrowed(_), n) => (Cow::Owned(s), n),
+        },
+    };
+    Visible {
+        text,
+        images: h.images,
+        links: h.links.saturating_add(md_links),
+    }
+}
+
+/// Calls `on` with every word token of `text`, then `SentenceEnd` after each
+/// sentence and `ParagraphEnd` after each paragraph (a segment may hold no kept
+/// token; the caller drops those).
+fn walk<'t>(text: &'t str, stems: &mut Stems<'t>, mut on: impl FnMut(&Stems<'t>, Event)) {
+    // Splitting each sentence yields the same tokens as splitting the whole text
+    // (see `wordsplit`), which keeps `analyze`'s fingerprint equal to `fingerprint`.
+    segment::for_each_paragraph(text, |p| {
+        segment::for_each_sentence(p, |s| {
+            wordsplit::for_each_word(s, |w| {
+                let t = stems.token(w);
+                on(stems, Event::Token(t));
+            });
+            on(stems, Event::SentenceEnd);
+        });
+        on(stems, Event::ParagraphEnd);
+    });
+}
+
+#[derive(Clone, Copy)]
+enum Event {
+    Token(words::Token),
+    SentenceEnd,
+    ParagraphEnd,
+}
+
+/// Stems of `text` in text order: markup removed, segmented, lower-cased, `ё`→`е`,
+/// stop words removed (except for [`Lang::Simple`]), words shorter than
+/// `min_word_length` chars dropped, stemmed. Equals the multiset of
+/// `analyze(text, …).terms`.
+pub fn tokens(text: &str, opts: &AnalyzeOptions) -> Vec<String> {
+    let vis = visible(text);
+    let mut stems = Stems::new(opts);
+    let mut ids = Vec::new();
+    walk(&vis.text, &mut stems, |_, e| {
+        if let Event::Token(t) = e {
+            if let Outcome::Kept(id) = t.outcome {
+                ids.push(id);
+            }
+        }
+    });
+    ids.iter()
+        .filter_map(|&id| stems.stems.get(id as usize).cloned())
+        .collect()
+}
+
+/// 128-bit hash of the normalised word sequence of `text`: markup, case,
+/// punctuation and whitespace do not matter; words are not stemmed and stop words
+/// and numbers are kept. 0 for a text without words.
+pub fn fingerprint(text: &str) -> u128 {
+    fingerprint::of_visible(&visible(text).text)
+}
+
+/// Numbers of `text` (after markup removal), normalised, in text order; see
+/// the `numbers` module for the rules ("3,5" → "3.5", "1 000" → "1000").
+pub fn numbers(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    numbers::scan(&visible(text).text, &mut out);
+    out
+}
+
+/// Sorted, unique terms with frequencies from stem ids; returns the terms and the
+/// map from stem id to term index.
+fn term_table(stems: &[String], counts: &[u32]) -> (Vec<TermFreq>, Vec<u32>) {
+    let mut order: Vec<usize> = (0..stems.len()).collect();
+    order.sort_unstable_by(|&a, &b| stems[a].cmp(&stems[b]));
+    let mut remap = vec![0u32; stems.len()];
+    let mut terms = Vec::with_capacity(order.len());
+    for &id in &order {
+        let tf = counts.get(id).copied().unwrap_or(0);
+        if tf == 0 {
+            continue;
+        }
+        remap[id] = u32::try_from(terms.len()).unwrap_or(u32::MAX);
+        terms.push(TermFreq {
+            term: stems[id].clone(),
+            tf,
+        });
+    }
+    (terms, remap)
+}
+
+/// Title terms: the title's stems, counted.
+fn title_terms(title: &str, opts: &AnalyzeOptions) -> Vec<TermFreq> {
+    let vis = visible(title);
+    let mut stems = Stems::new(opts);
+    let mut counts: Vec<u32> = Vec::new();
+    walk(&vis.text, &mut stems, |_, e| {
+        if let Event::Token(words::Token {
+            outcome: Outcome::Kept(id),
+            ..
+        }) = e
+        {
+            let id = id as usize;
+            if counts.len() <= id {
+                counts.resize(id + 1, 0);
+            }
+            counts[id] = counts[id].saturating_add(1);
+        }
+    });
+    term_table(&stems.stems, &counts).0
+}
+
+/// Builds the full document model of a body and an optional title.
+pub fn analyze(
+    body: &str,
+    title: Option<&str>,
+    published_at: Option<i64>,
+    source: Option<&str>,
+    opts: &AnalyzeOptions,
+) -> Document {
+    let vis = visible(body);
+    let text: &str = &vis.text;
+
+    let mut stems = Stems::new(opts);
+    let mut counts: Vec<u32> = Vec::new();
+    let mut words: u32 = 0;
+    let mut sentences = Vec::new();
+    let mut paragraphs = Vec::new();
+    // Segment state: stem ids and the stems joined by ' ' (the hash key).
+    let (mut s_ids, mut s_key) = (Vec::new(), String::new());
+    let (mut p_ids, mut p_key) = (Vec::<u32>::new(), String::new());
+    // The fingerprint, hashed as the words go by (see `fingerprint::of_visible`).
+    let mut fp = Xxh3Default::new();
+    let mut fp_any = false;
+    walk(text, &mut stems, |st, e| match e {
+        Event::Token(t) => {
+            let norm = st.norm(t);
+            if !norm.is_empty() {
+                if fp_any {
+                    fp.update(b" ");
+                }
+                fp_any = true;
+                fp.update(norm.as_bytes());
+            }
+            match t.outcome {
+                Outcome::NotWord => {}
+                Outcome::Dropped => words = words.saturating_add(1),
+                Outcome::Kept(id) => {
+                    words = words.saturating_add(1);
+                    let i = id as usize;
+                    if counts.len() <= i {
+                        counts.resize(i + 1, 0);
+                    }
+                    counts[i] = counts[i].saturating_add(1);
+                    if !s_ids.is_empty() {
+                        s_key.push(' ');
+                    }
+                    s_key.push_str(st.stem(id));
+                    s_ids.push(id);
+                }
+            }
+        }
+        Event::SentenceEnd => {
+            if !s_ids.is_empty() {
+                if !p_ids.is_empty() {
+                    p_key.push(' ');
+                }
+                p_key.push_str(&s_key);
+                p_ids.extend_from_slice(&s_ids);
+                sentences.push(Segment {
+                    hash: xxh3_64(s_key.as_bytes()),
+                    terms: std::mem::take(&mut s_ids),
+                });
+                s_key.clear();
+            }
+        }
+        Event::ParagraphEnd => {
+            if !p_ids.is_empty() {
+                paragraphs.push(Segment {
+                    hash: xxh3_64(p_key.as_bytes()),
+                    terms: std::mem::take(&mut p_ids),
+                });
+                p_key.clear();
+            }
+        }
+    });
+
+    let (terms, remap) = term_table(&stems.stems, &counts);
+    for seg in sentences.iter_mut().chain(paragraphs.iter_mut()) {
+        for t in &mut seg.terms {
+            *t = remap.get(*t as usize).copied().unwrap_or(0);
+        }
+    }
+    let mut nums = Vec::new();
+    numbers::scan(text, &mut nums);
+
+    Document {
+        terms,
+        title_terms: title.map(|t| title_terms(t, opts)).unwrap_or_default(),
+        numbers: nums,
+        sentences,
+        paragraphs,
+        images: vis.images,
+        links: vis.links,
+        published_at,
+        source: source.map(str::to_owned),
+        words,
+        fingerprint: if fp_any { fp.digest128() } else { 0 },
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,281 @@
+//! Words to stems: normalisation (lower case, `ё`→`е`, typographic apostrophes,
+//! invisible format characters), stop words, the length filter and stemming,
+//! with a per-call cache so each distinct spelling is processed once.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+use super::stopwords::is_stop_word;
+use super::{AnalyzeOptions, Lang};
+
+/// Writes the normalised form of `word` into `out` (cleared first): lower case,
+/// `ё` folded to `е`, `’`/`ʼ`/`‘` folded to `'`, and soft hyphens, zero-width
+/// spaces/joiners and BOMs removed (HTML often carries `&shy;` inside words).
+pub(crate) fn normalize_into(word: &str, out: &mut String) {
+    out.clear();
+    if word.is_ascii() {
+        out.push_str(word);
+        out.make_ascii_lowercase();
+        return;
+    }
+    for c in word.chars() {
+        match c {
+            '\u{AD}' | '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}' => {}
+            '\u{2019}' | '\u{2018}' | '\u{2BC}' => out.push('\''),
+            _ => {
+                for l in c.to_lowercase() {
+                    out.push(if l == 'ё' { 'е' } else { l });
+                }
+            }
+        }
+    }
+}
+
+/// True if the token is a word for terms and for `Document::words`: it holds at
+/// least one letter. Pure numbers ("2024", "3.5", "1,000") are not words; they are
+/// picked up by [`super::numbers`]. Mixed tokens ("5g", "covid19") are words.
+pub(crate) fn is_word(token: &str) -> bool {
+    token.chars().any(char::is_alphabetic)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Script {
+    Cyrillic,
+    Latin,
+    Other,
+}
+
+fn is_cyrillic(c: char) -> bool {
+    matches!(c, '\u{400}'..='\u{52F}' | '\u{1C80}'..='\u{1C8F}' | '\u{2DE0}'..='\u{2DFF}' | '\u{A640}'..='\u{A69F}')
+}
+
+fn is_latin(c: char) -> bool {
+    c.is_ascii_alphabetic()
+        || matches!(c, '\u{C0}'..='\u{24F}' | '\u{1E00}'..='\u{1EFF}') && c != '×' && c != '÷'
+}
+
+/// The script of a word's letters: Cyrillic or Latin only if every letter is;
+/// digits and other non-letters do not count.
+fn script(word: &str) -> Script {
+    let (mut cyr, mut lat, mut other) = (false, false, false);
+    for c in word.chars().filter(|c| c.is_alphabetic()) {
+        if is_cyrillic(c) {
+            cyr = true;
+        } else if is_latin(c) {
+            lat = true;
+        } else {
+            other = true;
+        }
+    }
+    match (cyr, lat, other) {
+        (true, false, false) => Script::Cyrillic,
+        (false, true, false) => Script::Latin,
+        _ => Script::Other,
+    }
+}
+
+fn russian() -> &'static Stemmer {
+    static S: OnceLock<Stemmer> = OnceLock::new();
+    S.get_or_init(|| Stemmer::create(Algorithm::Russian))
+}
+
+fn english() -> &'static Stemmer {
+    static S: OnceLock<Stemmer> = OnceLock::new();
+    S.get_or_init(|| Stemmer::create(Algorithm::English))
+}
+
+/// The stemmer `lang` applies to the normalised `word`, if any.
+fn stemmer_for(lang: Lang, word: &str) -> Option<&'static Stemmer> {
+    match lang {
+        Lang::Simple => None,
+        Lang::Russian => Some(russian()),
+        Lang::English => Some(english()),
+        Lang::Auto => match script(word) {
+            Script::Cyrillic => Some(russian()),
+            Script::Latin => Some(english()),
+            Script::Other => None,
+        },
+    }
+}
+
+/// What a raw token turned out to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// No letters: not a word (numbers, stray marks).
+    NotWord,
+    /// A word removed as a stop word or as too short.
+    Dropped,
+    /// A kept word: the id of its stem in [`Stems::stems`].
+    Kept(u32),
+}
+
+/// A classified token: its outcome and the id of its normalised spelling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Token {
+    pub(crate) outcome: Outcome,
+    norm: u32,
+}
+
+/// Per-call stemming state. Tokens are cached by their raw spelling, borrowed from
+/// the analysed text, so a repeated word costs one hash lookup and no allocation.
+/// The cache also keeps each spelling's normalised form, so `analyze` hashes the
+/// fingerprint without normalising every word again.
+///
+/// Measured in CPU time on 1 MB of mixed Russian/English news prose (18.5k
+/// distinct stems): splitting and stemming every token without the cache runs at
+/// ~8 MB/s, while all of `analyze` with it runs at ~17 MB/s, snowball taking ~7%.
+/// The cache keeps std's SipHash (~15% of `analyze`): the text is untrusted, and a
+/// randomly keyed DoS-resistant hash is worth that.
+pub(crate) struct Stems<'t> {
+    opts: AnalyzeOptions,
+    cache: HashMap<&'t str, Token>,
+    ids: HashMap<String, u32>,
+    /// Distinct stems, indexed by id (ids are given in order of first appearance).
+    pub(crate) stems: Vec<String>,
+    norms: Vec<String>,
+}
+
+impl<'t> Stems<'t> {
+    pub(crate) fn new(opts: &AnalyzeOptions) -> Self {
+        Stems {
+            opts: *opts,
+            cache: HashMap::new(),
+            ids: HashMap::new(),
+            stems: Vec::new(),
+            norms: Vec::new(),
+        }
+    }
+
+    /// Classifies one token from the word splitter.
+    pub(crate) fn token(&mut self, raw: &'t str) -> Token {
+        if let Some(t) = self.cache.get(raw) {
+            return *t;
+        }
+        let t = self.compute(raw);
+        self.cache.insert(raw, t);
+        t
+    }
+
+    /// The normalised spelling of a token (lower case, `ё`→`е`).
+    pub(crate) fn norm(&self, t: Token) -> &str {
+        self.norms.get(t.norm as usize).map_or("", String::as_str)
+    }
+
+    /// The stem with id `id`.
+    pub(crate) fn stem(&self, id: u32) -> &str {
+        self.stems.get(id as usize).map_or("", String::as_str)
+    }
+
+    fn compute(&mut self, raw: &str) -> Token {
+        let mut word = String::new();
+        normalize_into(raw, &mut word);
+        let outcome = if !is_word(raw) {
+            Outcome::NotWord
+        } else if (self.opts.lang != Lang::Simple && is_stop_word(&word))
+            || word.chars().count() < self.opts.min_word_length
+        {
+            Outcome::Dropped
+        } else {
+            let stem = match stemmer_for(self.opts.lang, &word) {
+                Some(s) => s.stem(&word),
+                None => std::borrow::Cow::Borrowed(word.as_str()),
+            };
+            // Snowball never empties a non-empty word, but a term must not be empty.
+            let stem = if stem.is_empty() {
+                word.as_str()
+            } else {
+                &stem
+            };
+            Outcome::Kept(self.intern(stem))
+        };
+        let norm = u32::try_from(self.norms.len()).unwrap_or(u32::MAX);
+        self.norms.push(word);
+        Token { outcome, norm }
+    }
+
+    fn intern(&mut self, stem: &str) -> u32 {
+        if let Some(id) = self.ids.get(stem) {
+            return *id;
+        }
+        // More than u32::MAX distinct stems would need > 4 GB of text; the caller's
+        // size limits keep us far below, so saturating is only a no-panic guard.
+        let id = u32::try_from(self.stems.len()).unwrap_or(u32::MAX);
+        self.ids.insert(stem.to_owned(), id);
+        self.stems.push(stem.to_owned());
+        id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(s: &str) -> String {
+        let mut o = String::new();
+        normalize_into(s, &mut o);
+        o
+    }
+
+    #[test]
+    fn normalisation() {
+        assert_eq!(norm("ЁЛКА"), "елка");
+        assert_eq!(norm("Ёжик"), "ежик");
+        assert_eq!(norm("HeLLo"), "hello");
+        assert_eq!(norm("don\u{2019}t"), "don't");
+        assert_eq!(norm("при\u{AD}мер"), "пример");
+    }
+
+    #[test]
+    fn scripts() {
+        assert_eq!(script("книга"), Script::Cyrillic);
+        assert_eq!(script("covid19"), Script::Latin);
+        assert_eq!(script("café"), Script::Latin);
+        assert_eq!(script("mоscow"), Script::Other); // Cyrillic 'о' inside
+        assert_eq!(script("λόγος"), Script::Other);
+        assert_eq!(script("東京"), Script::Other);
+    }
+
+    #[test]
+    fn stemmers_survive_any_script() {
+        // Lang::Russian/English stem every word, whatever its script.
+        let samples = [
+            "東京",
+            "λόγος",
+            "mоscow",
+            "'",
+            "''''",
+            "ß",
+            "ǅ",
+            "ﬁ",
+            "a'",
+            "'s",
+            "ёёё",
+            "ъ",
+            "\u{301}",
+        ];
+        for s in samples {
+            let _ = russian().stem(s);
+            let _ = english().stem(s);
+        }
+    }
+
+    #[test]
+    fn cache_is_consistent() {
+        let opts = AnalyzeOptions {
+            lang: Lang::Auto,
+            min_word_length: 3,
+        };
+        let mut st = Stems::new(&opts);
+        let a = st.token("Книги");
+        let b = st.token("книгами");
+        assert_eq!(a.outcome, b.outcome);
+        assert_eq!(st.token("Книги"), a);
+        assert_eq!(st.norm(a), "книги");
+        assert_eq!(st.token("и").outcome, Outcome::Dropped);
+        assert_eq!(st.token("2024").outcome, Outcome::NotWord);
+        assert_eq!(st.token("ab").outcome, Outcome::Dropped);
+        assert_eq!(st.stems, vec!["книг".to_string()]);
+    }
+}

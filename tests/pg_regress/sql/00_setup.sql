@@ -1,0 +1,28 @@
+-- Installs the extension once for the whole regress run.
+CREATE EXTENSION pg_dedup;
+SELECT extname, extrelocatable, n.nspname AS schema
+FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+WHERE extname = 'pg_dedup';
+-- Every public function is in schema dedup and declares volatility and parallel safety.
+SELECT p.proname, p.provolatile, p.proparallel, p.proisstrict
+FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pg_dedup'
+WHERE p.pronamespace <> 'dedup'::regnamespace
+ORDER BY 1;
+-- err(sql): runs a statement and shows its SQLSTATE, message and hint instead of
+-- failing, so golden files record the exact error.
+CREATE FUNCTION public.err(sql text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE h text;
+BEGIN
+  EXECUTE sql;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS h = PG_EXCEPTION_HINT;
+  RETURN SQLSTATE || ': ' || SQLERRM || CASE WHEN h <> '' THEN ' (hint: ' || h || ')' ELSE '' END;
+END $$;
+-- The volatility, parallel safety and strictness of every function, on record.
+SELECT p.oid::regprocedure AS function, p.provolatile AS vol, p.proparallel AS par, p.proisstrict AS strict
+FROM pg_proc p WHERE p.pronamespace = 'dedup'::regnamespace
+ORDER BY p.proname, p.oid::regprocedure::text;
+-- Every operator class passes amvalidate.
+SELECT opcname, amvalidate(oid) FROM pg_opclass WHERE opcnamespace = 'dedup'::regnamespace ORDER BY 1;

@@ -1,0 +1,57 @@
+-- Text analysis and the dedup.document type.
+BEGIN;
+SET LOCAL search_path = public;
+
+-- Stems: Russian and English forms collapse, the stop word goes.
+SELECT dedup.tokens('Книги и книгами, running runs');
+SELECT dedup.tokens('Ёлка ёж ЕЛКА', 'russian');
+SELECT dedup.tokens('The running dogs ran', 'english');
+SELECT dedup.tokens('The running dogs ran', 'simple');
+SET LOCAL dedup.min_word_length = 5;
+SELECT dedup.tokens('кот котик котенок hello world');
+RESET dedup.min_word_length;
+
+-- A news text with a title, HTML markup, numbers, time and source.
+CREATE TEMP TABLE d AS
+SELECT dedup.to_document(
+  '<p>Курс доллара вырос на 3,5% до 92,15 рубля.</p><p>Об этом сообщил А. С. Иванов из ЦБ 12.03.2024 в 09:45. <a href="https://x.ru">Подробнее</a></p><img src="a.png"><script>var x = 1;</script>',
+  'Доллар вырос',
+  '2024-03-12 09:50:00+00',
+  'tass') AS doc;
+SELECT dedup.summary(doc) FROM d;
+SELECT * FROM dedup.terms((SELECT doc FROM d));
+SELECT dedup.numbers(doc) FROM d;
+
+-- The text form round-trips, and so does the binary form.
+SELECT doc::text::dedup.document::text = doc::text AS text_round_trip FROM d;
+SELECT '{"v":1,"terms":{"run":2,"книг":1},"numbers":["3.5"]}'::dedup.document;
+SELECT dedup.summary('{"v":1}'::dedup.document);
+
+-- English text.
+SELECT dedup.summary(dedup.to_document(
+  'The U.S. economy grew 2.1% in the second quarter. Mr. Smith said 1,000,000 jobs were added.
+
+Analysts at J. P. Morgan expected less.', 'Economy grows', NULL, 'reuters', 'english'));
+
+-- Fingerprint ignores case, punctuation, whitespace and markup.
+SELECT dedup.fingerprint('Hello,   World!') = dedup.fingerprint('<b>hello</b> world') AS same,
+       dedup.fingerprint('Hello World') = dedup.fingerprint('Hello Word') AS differs;
+
+-- Bad and odd input: NULL in gives NULL out, empty gives an empty document.
+SELECT dedup.to_document(NULL) IS NULL AS null_body, dedup.tokens(NULL) IS NULL AS null_tokens;
+SELECT dedup.summary(dedup.to_document(''));
+SELECT dedup.summary(dedup.to_document('!!! ... ??? ;;; 🙂🙂🙂'));
+SELECT dedup.summary(dedup.to_document('<div><p>unclosed <b>tags <a href=x>link'));
+SELECT dedup.summary(dedup.to_document(convert_from('\x48656c6c6f20c3a920efbfbd'::bytea, 'UTF8')));
+SELECT length((dedup.numbers(dedup.to_document(repeat('7', 100000))))[1]::text) AS digits;
+SELECT dedup.tokens('Москва moscow Μόσχα 東京 🙂');
+SELECT err('SELECT dedup.to_document(''текст'', lang => ''klingon'')');
+SELECT err('SELECT ''{"v":2}''::dedup.document');
+SELECT err('SELECT ''not json''::dedup.document');
+SELECT err('SELECT ''{"v":1,"terms":{"a":0}}''::dedup.document');
+-- The size limit: just under works, over gives 54000.
+SET LOCAL dedup.max_document_bytes = '2kB';
+SELECT (dedup.summary(dedup.to_document(repeat('a', 2048))))->'words' AS at_limit;
+SELECT err('SELECT dedup.to_document(repeat(''a'', 2049))');
+SELECT err('SET LOCAL dedup.max_document_bytes = 10');
+ROLLBACK;
