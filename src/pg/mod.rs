@@ -5,6 +5,7 @@ pub mod collections;
 pub mod document;
 pub mod models;
 pub mod signature;
+pub mod tests;
 pub mod types;
 
 use crate::error::DedupError;

@@ -1,0 +1,144 @@
+//! `#[pg_test]`s for the glue: what crosses the Rust/PostgreSQL boundary.
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use crate::document::Document;
+    use crate::pg::types::{DocumentDatum, SignatureDatum};
+    use crate::text::{self, AnalyzeOptions, Lang};
+    use pgrx::prelude::*;
+    use pgrx::JsonB;
+
+    const NEWS: &str =
+        "Курс доллара вырос на 3,5%.\n\nОб этом сообщил ЦБ. Подробнее [здесь](https://x.ru).";
+
+    #[pg_test]
+    fn to_document_equals_the_pure_analysis() -> Result<(), pgrx::spi::Error> {
+        let d = Spi::get_one_with_args::<DocumentDatum>(
+            "SELECT dedup.to_document($1)",
+            &[NEWS.into()],
+        )?
+        .expect("a document");
+        let opts = AnalyzeOptions {
+            lang: Lang::Auto,
+            min_word_length: 3,
+        };
+        assert_eq!(
+            Document::decode(&d.0).expect("decodes"),
+            text::analyze(NEWS, None, None, None, &opts)
+        );
+        Ok(())
+    }
+
+    #[pg_test]
+    fn min_word_length_guc_reaches_the_analysis() -> Result<(), pgrx::spi::Error> {
+        Spi::run("SET dedup.min_word_length = 6")?;
+        let t =
+            Spi::get_one::<Vec<String>>("SELECT dedup.tokens('котик котенок')")?.expect("tokens");
+        assert_eq!(t.len(), 1);
+        Ok(())
+    }
+
+    #[pg_test]
+    fn binary_send_is_the_stored_form() -> Result<(), pgrx::spi::Error> {
+        let sent = Spi::get_one_with_args::<Vec<u8>>(
+            "SELECT dedup._document_send(dedup.to_document($1))",
+            &[NEWS.into()],
+        )?
+        .expect("bytes");
+        let doc = Document::decode(&sent).expect("send output decodes");
+        assert_eq!(doc.links, 1);
+        Ok(())
+    }
+
+    #[pg_test]
+    fn summary_has_exactly_the_documented_keys() -> Result<(), pgrx::spi::Error> {
+        let JsonB(j) = Spi::get_one_with_args::<JsonB>(
+            "SELECT dedup.summary(dedup.to_document($1))",
+            &[NEWS.into()],
+        )?
+        .expect("json");
+        let mut keys: Vec<&str> = j
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                "bytes",
+                "images",
+                "links",
+                "numbers",
+                "paragraphs",
+                "published_at",
+                "sentences",
+                "source",
+                "terms",
+                "words"
+            ]
+        );
+        Ok(())
+    }
+
+    #[pg_test(error = "invalid input syntax for type dedup.document: expected a JSON object")]
+    fn malformed_literal_is_rejected() {
+        let _ = Spi::get_one::<DocumentDatum>("SELECT '[1,2]'::dedup.document");
+    }
+
+    #[pg_test]
+    fn aggregate_matches_the_accumulator() -> Result<(), pgrx::spi::Error> {
+        Spi::run(
+            "CREATE TEMP TABLE t AS SELECT dedup.to_document(x) AS d FROM \
+             (VALUES ('Книги и книгами'), ('running runs книги'), ('')) v(x)",
+        )?;
+        let JsonB(j) =
+            Spi::get_one::<JsonB>("SELECT dedup.term_stats_agg(d) FROM t")?.expect("json");
+        assert_eq!(j["n_docs"], 3);
+        assert_eq!(j["terms"]["книг"], serde_json::json!([2, 3]));
+        assert_eq!(j["terms"]["run"], serde_json::json!([1, 2]));
+        Ok(())
+    }
+
+    #[pg_test]
+    fn stats_equal_recompute_after_adds_and_removes() -> Result<(), pgrx::spi::Error> {
+        Spi::run("SELECT dedup.create_collection('t')")?;
+        Spi::run(
+            "CREATE TABLE docs AS SELECT i, dedup.to_document('слово' || (i % 7) || ' текст номер ' || i || ' word' || (i % 3)) AS d \
+             FROM generate_series(1, 50) i",
+        )?;
+        Spi::run("SELECT dedup.add_document('t', d) FROM docs")?;
+        Spi::run("SELECT dedup.remove_document('t', d) FROM docs WHERE i % 4 = 0")?;
+        Spi::run("DELETE FROM docs WHERE i % 4 = 0")?;
+        let before = Spi::get_one::<String>(
+            "SELECT string_agg(term || ':' || df || ':' || cf, ',' ORDER BY term) FROM dedup.term_stats_by_name WHERE collection = 't'",
+        )?;
+        let n = Spi::get_one::<i64>("SELECT dedup.recompute('docs', 'd', 't')")?;
+        assert_eq!(n, Some(38));
+        let after = Spi::get_one::<String>(
+            "SELECT string_agg(term || ':' || df || ':' || cf, ',' ORDER BY term) FROM dedup.term_stats_by_name WHERE collection = 't'",
+        )?;
+        assert_eq!(before, after);
+        Ok(())
+    }
+
+    #[pg_test]
+    fn signature_text_and_binary_round_trip() -> Result<(), pgrx::spi::Error> {
+        let s = Spi::get_one::<SignatureDatum>("SELECT 'topwords:{3,1,2}'::dedup.signature")?
+            .expect("sig");
+        let sig = s.decode();
+        assert_eq!(sig.keys, vec![1, 2, 3]);
+        let text = Spi::get_one::<String>("SELECT 'topwords:{3,1,2}'::dedup.signature::text")?;
+        assert_eq!(text.as_deref(), Some("topwords:{1,2,3}"));
+        Ok(())
+    }
+
+    #[pg_test(error = "model \"missing\" does not exist")]
+    fn unknown_model_is_42704() {
+        let _ = Spi::get_one::<String>(
+            "SELECT dedup.classify_pair('missing', '{\"v\":1}', '{\"v\":1}')::text",
+        );
+    }
+}
