@@ -43,7 +43,16 @@
 //!
 //! Every key is the CRC32 of its terms sorted by bytes and joined by the byte
 //! `0x1F`, whichever family produced it, so a family of one copy can meet another
-//! family of the other. At most `1 + variants + k + 1` keys (10 by default); the
+//! family of the other.
+//!
+//! 4. **head subsets** (`k + 1` keys), added after the measurements below: the same
+//!    ranking over the first sentences only ([`HEAD_MIN_TOKENS`]..[`HEAD_MAX_TOKENS`]
+//!    tokens). Telegram posts are often one paragraph, so the lead is the whole text
+//!    and a cut copy's lead differs; the head survives the cut.
+//! 5. **exact key**: the low 32 bits of the document fingerprint (added in
+//!    [`signature`]), independent of weights, so exact copies always meet.
+//!
+//! At most `1 + variants + 2(k + 1) + 1` keys (14 by default); the
 //! families often coincide, and the mean is 5 to 6.
 //!
 //! Why the lead: the paper's filter misses 20 % of duplicate pairs, mostly reprints
@@ -96,6 +105,12 @@ pub const LEAD_MIN_TOKENS: usize = 15;
 
 /// The lead never holds more kept tokens than this.
 pub const LEAD_MAX_TOKENS: usize = 60;
+
+/// The head window (first sentences) is at least this many kept tokens long…
+pub const HEAD_MIN_TOKENS: usize = 8;
+
+/// …and at most this many.
+pub const HEAD_MAX_TOKENS: usize = 20;
 
 /// Valid `signature_words`.
 pub const WORDS_RANGE: std::ops::RangeInclusive<usize> = 1..=8;
@@ -543,15 +558,34 @@ fn lead_terms(doc: &Document) -> Vec<(usize, u32)> {
     } else {
         &doc.paragraphs
     };
+    window_terms(doc, segs, LEAD_MIN_TOKENS, LEAD_MAX_TOKENS)
+}
+
+/// The head: distinct terms of the first sentences, continued while under
+/// [`HEAD_MIN_TOKENS`] tokens and cut at [`HEAD_MAX_TOKENS`]. It serves copies cut
+/// inside a long first paragraph (single-paragraph posts), where the lead ends
+/// elsewhere in the two copies.
+fn head_terms(doc: &Document) -> Vec<(usize, u32)> {
+    window_terms(doc, &doc.sentences, HEAD_MIN_TOKENS, HEAD_MAX_TOKENS)
+}
+
+/// Distinct terms, with counts, of the leading segments of `segs`: whole segments
+/// while fewer than `min` tokens are taken, never more than `max` tokens.
+fn window_terms(
+    doc: &Document,
+    segs: &[crate::document::Segment],
+    min: usize,
+    max: usize,
+) -> Vec<(usize, u32)> {
     let mut out: Vec<(usize, u32)> = Vec::new();
     let mut n = 0;
     for s in segs {
-        if n >= LEAD_MIN_TOKENS {
+        if n >= min {
             break;
         }
         for &i in &s.terms {
             let i = i as usize;
-            if n >= LEAD_MAX_TOKENS {
+            if n >= max {
                 return out;
             }
             if i >= doc.terms.len() {
@@ -614,7 +648,24 @@ fn imatch_keys(doc: &Document, weights: &[f64], opts: &SignatureOptions, lead: b
         }
     }
     if lead {
-        let mut lt: Vec<(usize, f64)> = lead_terms(doc)
+        for window in [lead_terms(doc), head_terms(doc)] {
+            push_window_keys(doc, &w, window, k, &mut keys);
+        }
+    }
+    keys
+}
+
+/// The k-subsets of the `k + 1` top terms of a window, ranked by
+/// `rarity · (1 + ln count in the window)`.
+fn push_window_keys(
+    doc: &Document,
+    w: &[f64],
+    window: Vec<(usize, u32)>,
+    k: usize,
+    keys: &mut Vec<u32>,
+) {
+    {
+        let mut lt: Vec<(usize, f64)> = window
             .into_iter()
             .map(|(i, c)| {
                 let rarity = w[i] / (1.0 + (doc.terms[i].tf.max(1) as f64).ln());
@@ -631,10 +682,9 @@ fn imatch_keys(doc: &Document, weights: &[f64], opts: &SignatureOptions, lead: b
                 })
             });
             let top: Vec<usize> = lt.iter().take(k + 1).map(|e| e.0).collect();
-            push_subsets(doc, &top, k, &mut keys);
+            push_subsets(doc, &top, k, keys);
         }
     }
-    keys
 }
 
 /// Builds the signature of `doc` under `opts.scheme`. `weights` are the body term
@@ -645,7 +695,16 @@ fn imatch_keys(doc: &Document, weights: &[f64], opts: &SignatureOptions, lead: b
 /// `drop_fraction` drops every term, so the variants add nothing). Never panics.
 pub fn signature(doc: &Document, weights: &[f64], opts: &SignatureOptions) -> Signature {
     let mut keys: Vec<u32> = match opts.scheme {
-        Scheme::Imatch => imatch_keys(doc, weights, opts, true),
+        Scheme::Imatch => {
+            let mut k = imatch_keys(doc, weights, opts, true);
+            // The exact-copy key: the low 32 bits of the document's fingerprint. It
+            // does not depend on weights, so exact copies stay candidates however far
+            // the collection statistics drift between their signatures.
+            if doc.fingerprint != 0 && !doc.terms.is_empty() {
+                k.push(doc.fingerprint as u32);
+            }
+            k
+        }
         Scheme::Topwords => {
             let w: Vec<f64> = (0..doc.terms.len())
                 .map(|i| weight_at(weights, i))
