@@ -30,7 +30,9 @@ COMMENT ON TABLE dedup.collection_stats IS 'N and total length per collection, a
 -- add_document. drop_collection deletes the rows itself.
 CREATE TABLE dedup.term_stats (
     collection_id  int NOT NULL,
-    term           text COLLATE "C" NOT NULL,
+    -- Default collation on purpose: lookups join against text parameters of the
+    -- default collation, and a "C" column would keep the primary key out of them.
+    term           text NOT NULL,
     df             bigint NOT NULL,
     cf             bigint NOT NULL,
     PRIMARY KEY (collection_id, term)

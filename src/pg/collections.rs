@@ -128,35 +128,108 @@ pub fn term_stats(id: i32, terms: &[String]) -> Vec<TermStat> {
     out
 }
 
+/// Weighs documents against one collection's statistics, fetching the df/cf of
+/// many documents' terms in one query and remembering them for the call.
+pub struct Weigher<'c> {
+    pub coll: &'c Collection,
+    params: Params,
+    stats: CollectionStats,
+    terms: std::collections::HashMap<String, TermStat>,
+}
+
+impl<'c> Weigher<'c> {
+    pub fn new(coll: &'c Collection, scheme: Option<Weighting>) -> Self {
+        let mut params = coll.params;
+        if let Some(w) = scheme {
+            params.weighting = w;
+        }
+        Weigher {
+            coll,
+            params,
+            stats: collection_stats(coll.id),
+            terms: Default::default(),
+        }
+    }
+
+    /// Fetches the statistics of every term of `docs` not fetched yet, in one query.
+    pub fn prefetch<'d>(&mut self, docs: impl IntoIterator<Item = &'d Document>) {
+        let mut missing: Vec<String> = Vec::new();
+        for d in docs {
+            for t in d.terms.iter().chain(&d.title_terms) {
+                if !self.terms.contains_key(&t.term) {
+                    missing.push(t.term.clone());
+                }
+            }
+        }
+        missing.sort_unstable();
+        missing.dedup();
+        if missing.is_empty() {
+            return;
+        }
+        let found = term_stats(self.coll.id, &missing);
+        for (t, s) in missing.into_iter().zip(found) {
+            self.terms.insert(t, s);
+        }
+    }
+
+    /// Loads the statistics of every term of the collection (for whole-table work).
+    pub fn prefetch_all(&mut self) {
+        Spi::connect(|c| {
+            let t = c
+                .select(
+                    "SELECT term, df, cf FROM dedup.term_stats WHERE collection_id = $1",
+                    None,
+                    &[self.coll.id.into()],
+                )
+                .unwrap_or_else(|e| spi_err(e));
+            for r in t {
+                if let Some(term) = r.get::<String>(1).ok().flatten() {
+                    let df = r.get::<i64>(2).ok().flatten().unwrap_or(0);
+                    let cf = r.get::<i64>(3).ok().flatten().unwrap_or(0);
+                    self.terms.insert(term, TermStat { df, cf });
+                }
+            }
+        });
+    }
+
+    fn lookup(&self, terms: &[crate::document::TermFreq]) -> Vec<TermStat> {
+        terms
+            .iter()
+            .map(|t| self.terms.get(&t.term).copied().unwrap_or_default())
+            .collect()
+    }
+
+    /// Body and title weights of `doc`, aligned with its terms. Terms not prefetched
+    /// count as unseen.
+    pub fn weights(&self, doc: &Document) -> (Vec<f64>, Vec<f64>) {
+        let body = weights::term_weights(
+            &doc.terms,
+            doc.length() as i64,
+            &self.stats,
+            &self.lookup(&doc.terms),
+            &self.params,
+        );
+        let tlen: i64 = doc.title_terms.iter().map(|t| t.tf as i64).sum();
+        let title = weights::term_weights(
+            &doc.title_terms,
+            tlen,
+            &self.stats,
+            &self.lookup(&doc.title_terms),
+            &self.params,
+        );
+        (body, title)
+    }
+}
+
 /// Body and title weights of `doc` in collection `coll`, aligned with its terms.
 pub fn document_weights(
     doc: &Document,
     coll: &Collection,
     scheme: Option<Weighting>,
 ) -> (Vec<f64>, Vec<f64>) {
-    let cs = collection_stats(coll.id);
-    let mut p = coll.params;
-    if let Some(w) = scheme {
-        p.weighting = w;
-    }
-    let names: Vec<String> = doc.terms.iter().map(|t| t.term.clone()).collect();
-    let body = weights::term_weights(
-        &doc.terms,
-        doc.length() as i64,
-        &cs,
-        &term_stats(coll.id, &names),
-        &p,
-    );
-    let tnames: Vec<String> = doc.title_terms.iter().map(|t| t.term.clone()).collect();
-    let tlen: i64 = doc.title_terms.iter().map(|t| t.tf as i64).sum();
-    let title = weights::term_weights(
-        &doc.title_terms,
-        tlen,
-        &cs,
-        &term_stats(coll.id, &tnames),
-        &p,
-    );
-    (body, title)
+    let mut w = Weigher::new(coll, scheme);
+    w.prefetch([doc]);
+    w.weights(doc)
 }
 
 // ---- catalog ------------------------------------------------------------------
@@ -288,7 +361,7 @@ pub fn remove(coll_id: i32, doc: &Document) {
             let args: Vec<DatumWithOid> = vec![coll_id.into(), terms.into(), tfs.into()];
             c.update(
                 "SELECT 1 FROM dedup.term_stats WHERE collection_id = $1 AND term = ANY($2::text[]) \
-                 ORDER BY term FOR UPDATE",
+                 ORDER BY term COLLATE \"C\" FOR UPDATE",
                 None,
                 &args[..2],
             )
@@ -590,7 +663,7 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
     }
     Spi::connect_mut(|c| {
         c.update(
-            "CREATE TEMP TABLE IF NOT EXISTS _dedup_recompute (term text COLLATE \"C\", df int8, cf int8) ON COMMIT DROP",
+            "CREATE TEMP TABLE IF NOT EXISTS _dedup_recompute (term text, df int8, cf int8) ON COMMIT DROP",
             None,
             &[],
         )
