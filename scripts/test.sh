@@ -24,7 +24,7 @@ fi
 
 if [[ $what == all || $what == regress ]]; then
   echo "== pg_regress (tests/pg_regress)"
-  cargo pgrx install --pg-config /usr/bin/pg_config >/dev/null
+  cargo pgrx install --pg-config /usr/bin/pg_config --release >/dev/null
   cleanup() { bash "$ROOT/scripts/cluster.sh" stop "$WORK/regress"; }
   trap cleanup EXIT
   rm -rf "$WORK/regress"

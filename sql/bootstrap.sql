@@ -51,3 +51,10 @@ CREATE TYPE dedup.signature (
 );
 COMMENT ON TYPE dedup.signature IS
     'Candidate signature: a scheme (imatch, topwords, longest) and a sorted set of 32-bit keys, e.g. imatch:{12,345}';
+
+-- ---------------------------------------------------------------------------
+-- dedup.verdict: the four outcomes of comparing a pair in both directions
+-- ---------------------------------------------------------------------------
+CREATE TYPE dedup.verdict AS ENUM ('distinct', 'a_duplicates_b', 'b_duplicates_a', 'mutual');
+COMMENT ON TYPE dedup.verdict IS
+    'distinct, a_duplicates_b (a adds nothing to b), b_duplicates_a, or mutual';

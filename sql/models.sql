@@ -23,6 +23,18 @@ CREATE TABLE dedup.sources (
 );
 COMMENT ON TABLE dedup.sources IS 'Source authority in [0,1] per collection; a missing source counts 0.5';
 
+-- Any change of the stored bytes bumps the version, which every backend checks
+-- once per statement before using its cached copy.
+CREATE FUNCTION dedup._models_version() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.model IS DISTINCT FROM OLD.model AND NEW.version = OLD.version THEN
+        NEW.version := OLD.version + 1;
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER models_version BEFORE UPDATE ON dedup.models
+    FOR EACH ROW EXECUTE FUNCTION dedup._models_version();
+
 SELECT pg_catalog.pg_extension_config_dump('dedup.models', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.sources', '');
 

@@ -6,6 +6,7 @@
 
 // Pure modules: no pgrx.
 pub mod codec;
+pub mod decide;
 pub mod doctext;
 pub mod document;
 pub mod error;
@@ -58,4 +59,25 @@ pgrx::extension_sql_file!(
     "../sql/signature.sql",
     name = "signature",
     requires = ["bootstrap", _candidates, shared_keys, similarity]
+);
+pgrx::extension_sql_file!(
+    "../sql/ingest.sql",
+    name = "ingest",
+    requires = [
+        "aggregates",
+        "signature",
+        "models",
+        _check,
+        _forget,
+        _validate_enable,
+        _is_duplicate,
+        _find_original,
+        _pairs,
+        _groups,
+        _matrix_quality,
+        staleness,
+        create_collection,
+        drop_collection,
+        to_document
+    ]
 );

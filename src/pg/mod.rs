@@ -1,8 +1,10 @@
 //! The PostgreSQL glue. Each submodule converts SQL arguments, calls the pure
 //! modules, and turns `DedupError` into an `ereport!` with its SQLSTATE.
 
+pub mod analysis;
 pub mod collections;
 pub mod document;
+pub mod ingest;
 pub mod models;
 pub mod signature;
 pub mod tests;

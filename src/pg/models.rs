@@ -15,15 +15,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// The four outcomes of comparing a pair in both directions.
-#[allow(non_camel_case_types)]
-#[derive(PostgresEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum verdict {
-    distinct,
-    a_duplicates_b,
-    b_duplicates_a,
-    mutual,
-}
+pub use crate::pg::types::Verdict as verdict;
 
 impl From<PairOutcome> for verdict {
     fn from(o: PairOutcome) -> Self {
@@ -80,6 +72,43 @@ pub fn authority(coll: &Collection, source: Option<&str>) -> f64 {
 pub fn weigh(doc: Document, coll: &Collection) -> Weighted {
     let (body, title) = collections::document_weights(&doc, coll, None);
     let authority = authority(coll, doc.source.as_deref());
+    Weighted {
+        doc,
+        body,
+        title,
+        authority,
+    }
+}
+
+/// Every source authority of a collection, loaded once for work over many documents.
+pub struct Authorities(HashMap<String, f64>);
+
+impl Authorities {
+    pub fn load(coll: &Collection) -> Self {
+        let map = Spi::connect(|c| {
+            let t = c
+                .select(
+                    "SELECT source, authority FROM dedup.sources WHERE collection = $1",
+                    None,
+                    &[coll.name.as_str().into()],
+                )
+                .unwrap_or_else(|e| spi_err(e));
+            t.into_iter()
+                .filter_map(|r| Some((r.get::<String>(1).ok()??, r.get::<f64>(2).ok()??)))
+                .collect()
+        });
+        Authorities(map)
+    }
+
+    pub fn of(&self, source: Option<&str>) -> f64 {
+        source.and_then(|s| self.0.get(s).copied()).unwrap_or(0.5)
+    }
+}
+
+/// Weighs a document with a prefetched [`collections::Weigher`] and loaded authorities.
+pub fn weigh_with(doc: Document, w: &collections::Weigher, auth: &Authorities) -> Weighted {
+    let (body, title) = w.weights(&doc);
+    let authority = auth.of(doc.source.as_deref());
     Weighted {
         doc,
         body,

@@ -101,3 +101,58 @@ impl SignatureDatum {
         SignatureDatum(s.encode())
     }
 }
+
+/// `dedup.verdict`, the four outcomes of comparing a pair in both directions
+/// (declared in sql/bootstrap.sql). Hand-written rather than `PostgresEnum`, whose
+/// generated lookup uses the unqualified type name and fails outside `dedup`'s
+/// search path.
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    distinct,
+    a_duplicates_b,
+    b_duplicates_a,
+    mutual,
+}
+
+impl Verdict {
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::distinct => "distinct",
+            Verdict::a_duplicates_b => "a_duplicates_b",
+            Verdict::b_duplicates_a => "b_duplicates_a",
+            Verdict::mutual => "mutual",
+        }
+    }
+}
+
+impl IntoDatum for Verdict {
+    fn into_datum(self) -> Option<pg_sys::Datum> {
+        Some(pgrx::enum_helper::lookup_enum_by_label(
+            "dedup.verdict",
+            self.label(),
+        ))
+    }
+    fn type_oid() -> pg_sys::Oid {
+        pgrx::regtypein("dedup.verdict")
+    }
+}
+
+unsafe impl BoxRet for Verdict {
+    unsafe fn box_into<'fcx>(self, fcinfo: &mut FcInfo<'fcx>) -> pgrx::datum::Datum<'fcx> {
+        match self.into_datum() {
+            // SAFETY: an enum label OID, passed by value.
+            Some(d) => unsafe { fcinfo.return_raw_datum(d) },
+            None => fcinfo.return_null(),
+        }
+    }
+}
+
+unsafe impl SqlTranslatable for Verdict {
+    const TYPE_IDENT: &'static str = concat!(module_path!(), "::Verdict");
+    const TYPE_ORIGIN: TypeOrigin = TypeOrigin::External;
+    const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> =
+        Ok(SqlMappingRef::literal("dedup.verdict"));
+    const RETURN_SQL: Result<ReturnsRef, ReturnsError> =
+        Ok(ReturnsRef::One(SqlMappingRef::literal("dedup.verdict")));
+}

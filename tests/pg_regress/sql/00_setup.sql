@@ -9,16 +9,18 @@ FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pg_dedup'
 WHERE p.pronamespace <> 'dedup'::regnamespace
 ORDER BY 1;
--- err(sql): runs a statement and shows its SQLSTATE, message and hint instead of
--- failing, so golden files record the exact error.
+-- err(sql): runs a statement and shows its SQLSTATE, message, detail and hint
+-- instead of failing, so golden files record the exact error.
 CREATE FUNCTION public.err(sql text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE h text;
+DECLARE h text; d text;
 BEGIN
   EXECUTE sql;
   RETURN 'ok';
 EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS h = PG_EXCEPTION_HINT;
-  RETURN SQLSTATE || ': ' || SQLERRM || CASE WHEN h <> '' THEN ' (hint: ' || h || ')' ELSE '' END;
+  GET STACKED DIAGNOSTICS h = PG_EXCEPTION_HINT, d = PG_EXCEPTION_DETAIL;
+  RETURN SQLSTATE || ': ' || SQLERRM
+      || CASE WHEN d <> '' THEN ' (detail: ' || d || ')' ELSE '' END
+      || CASE WHEN h <> '' THEN ' (hint: ' || h || ')' ELSE '' END;
 END $$;
 -- The volatility, parallel safety and strictness of every function, on record.
 SELECT p.oid::regprocedure AS function, p.provolatile AS vol, p.proparallel AS par, p.proisstrict AS strict

@@ -1,0 +1,264 @@
+-- Deduplication inside INSERT: dedup.enable / dedup.disable, the row trigger,
+-- the rejected-rows table, and the public wrappers of the analyst functions.
+
+CREATE TABLE dedup.enabled_tables (
+    tbl                  regclass PRIMARY KEY,
+    collection_id        int NOT NULL,
+    created_collection   boolean NOT NULL,
+    body_column          name NOT NULL,
+    title_column         name,
+    published_at_column  name,
+    source_column        name,
+    model                text,
+    action               text NOT NULL CHECK (action IN ('mark', 'skip', 'error')),
+    model_column         name,
+    key_column           name NOT NULL,
+    enabled_at           timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE dedup.enabled_tables IS 'Tables deduplicated on insert, and how (see dedup.enable)';
+
+CREATE TABLE dedup.rejected (
+    id            bigserial PRIMARY KEY,
+    tbl           regclass NOT NULL,
+    row_data      jsonb NOT NULL,
+    original_key  text,
+    verdict       dedup.verdict,
+    score         float8,
+    rejected_at   timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE dedup.rejected IS 'Rows that action ''skip'' kept out of their table, so nothing is lost silently';
+
+SELECT pg_catalog.pg_extension_config_dump('dedup.enabled_tables', '');
+SELECT pg_catalog.pg_extension_config_dump('dedup.rejected', '');
+SELECT pg_catalog.pg_extension_config_dump('dedup.rejected_id_seq', '');
+
+-- The row trigger: BEFORE INSERT, and BEFORE UPDATE OF the text columns.
+-- Column names vary per table, so the row is read through to_jsonb(NEW).
+CREATE FUNCTION dedup._trigger() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    cfg dedup.enabled_tables;
+    r jsonb := to_jsonb(NEW);
+    c record;
+BEGIN
+    SELECT * INTO cfg FROM dedup.enabled_tables WHERE tbl = TG_RELID;
+    IF NOT FOUND THEN
+        RETURN NEW;
+    END IF;
+    IF TG_OP = 'UPDATE' AND OLD.dedup_doc IS NOT NULL THEN
+        PERFORM dedup._forget(TG_RELID, OLD.dedup_doc);
+    END IF;
+    SELECT * INTO c FROM dedup._check(
+        TG_RELID,
+        r ->> cfg.body_column::text,
+        r ->> cfg.title_column::text,
+        (r ->> cfg.published_at_column::text)::timestamptz,
+        r ->> cfg.source_column::text,
+        coalesce(r ->> cfg.model_column::text, cfg.model),
+        CASE WHEN TG_OP = 'UPDATE' THEN r ->> cfg.key_column::text END);
+    NEW.dedup_doc := c.doc;
+    NEW.dedup_sig := c.sig;
+    NEW.dedup_verdict := c.verdict;
+    NEW.duplicate_of := c.original;
+    IF c.original IS NOT NULL AND TG_OP = 'INSERT' THEN
+        IF cfg.action = 'skip' THEN
+            INSERT INTO dedup.rejected (tbl, row_data, original_key, verdict, score)
+            VALUES (TG_RELID, r, c.original, c.verdict, c.score);
+            RETURN NULL;
+        ELSIF cfg.action = 'error' THEN
+            RAISE EXCEPTION 'duplicate text rejected by pg_dedup'
+                USING ERRCODE = 'unique_violation',
+                      DETAIL = format('The row duplicates the row with key %s in %s (verdict %s, score %s).',
+                                      c.original, TG_RELID::regclass, c.verdict, round(c.score::numeric, 4)),
+                      HINT = 'dedup.enable(..., action => ''mark'') stores duplicates and marks them instead';
+        END IF;
+    END IF;
+    RETURN NEW;
+END $$;
+
+-- Keeps the collection statistics right when rows go away.
+CREATE FUNCTION dedup._delete_trigger() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF OLD.dedup_doc IS NOT NULL THEN
+        PERFORM dedup._forget(TG_RELID, OLD.dedup_doc);
+    END IF;
+    RETURN OLD;
+END $$;
+
+CREATE FUNCTION dedup.enable(
+    tbl regclass,
+    body name,
+    title name DEFAULT NULL,
+    published_at name DEFAULT NULL,
+    source name DEFAULT NULL,
+    collection text DEFAULT NULL,
+    model text DEFAULT NULL,
+    action text DEFAULT 'mark',
+    model_column name DEFAULT NULL
+) RETURNS bigint
+VOLATILE PARALLEL UNSAFE LANGUAGE plpgsql AS $$
+DECLARE
+    key_col name;
+    key_type text;
+    coll text := coalesce(collection, (SELECT relname FROM pg_class WHERE oid = tbl));
+    created boolean := false;
+    coll_id int;
+    col name;
+    text_cols text;
+    n bigint;
+BEGIN
+    IF tbl IS NULL OR body IS NULL THEN
+        RAISE EXCEPTION 'tbl and body must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.tbl = enable.tbl) THEN
+        RAISE EXCEPTION 'table % is already enabled for deduplication', tbl
+            USING ERRCODE = 'duplicate_object', HINT = 'call dedup.disable first to change its settings';
+    END IF;
+    SELECT a.attname, format_type(a.atttypid, a.atttypmod) INTO key_col, key_type
+    FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+    WHERE i.indrelid = tbl AND i.indisprimary AND i.indnatts = 1;
+    IF key_col IS NULL THEN
+        RAISE EXCEPTION 'table % has no single-column primary key', tbl
+            USING ERRCODE = 'invalid_table_definition',
+                  HINT = 'pg_dedup stores the original''s key in duplicate_of: add a primary key such as "id bigint generated always as identity primary key"';
+    END IF;
+    FOREACH col IN ARRAY ARRAY[body, title, published_at, source, model_column] LOOP
+        IF col IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM pg_attribute WHERE attrelid = tbl AND attname = col AND attnum > 0 AND NOT attisdropped) THEN
+            RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl USING ERRCODE = 'undefined_column';
+        END IF;
+    END LOOP;
+    PERFORM dedup._validate_enable(model, action);
+    IF NOT EXISTS (SELECT 1 FROM dedup.collections c WHERE c.name = coll) THEN
+        PERFORM dedup.create_collection(coll);
+        created := true;
+    END IF;
+    SELECT id INTO coll_id FROM dedup.collections c WHERE c.name = coll;
+
+    EXECUTE format('ALTER TABLE %s ADD COLUMN dedup_doc dedup.document, ADD COLUMN dedup_sig dedup.signature, '
+                   'ADD COLUMN duplicate_of %s, ADD COLUMN dedup_verdict dedup.verdict', tbl, key_type);
+    EXECUTE format('CREATE INDEX %I ON %s USING gin (dedup_sig dedup.signature_ops)',
+                   (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx', tbl);
+    INSERT INTO dedup.enabled_tables (tbl, collection_id, created_collection, body_column, title_column,
+                                      published_at_column, source_column, model, action, model_column, key_column)
+    VALUES (tbl, coll_id, created, body, title, published_at, source, model, action, model_column, key_col);
+    INSERT INTO dedup.collection_tables (collection_id, tbl, doc_column, sig_column)
+    VALUES (coll_id, tbl, 'dedup_doc', 'dedup_sig')
+    ON CONFLICT ON CONSTRAINT collection_tables_pkey DO UPDATE SET doc_column = 'dedup_doc', sig_column = 'dedup_sig';
+
+    -- Backfill in one pass: documents, then statistics and signatures by recompute,
+    -- then duplicate marks from the same pairwise decision as dedup.pairs.
+    -- A text over dedup.max_document_bytes is stored unchecked, as the trigger does.
+    EXECUTE format('UPDATE %1$s SET dedup_doc = CASE WHEN octet_length(%2$I::text) <= $1 '
+                   '    THEN dedup.to_document(%2$I::text, %3$s, %4$s, %5$s, %6$L) END, '
+                   'dedup_verdict = CASE WHEN octet_length(%2$I::text) <= $1 THEN ''distinct''::dedup.verdict END',
+                   tbl, body,
+                   CASE WHEN title IS NULL THEN 'NULL' ELSE format('%I::text', title) END,
+                   CASE WHEN published_at IS NULL THEN 'NULL' ELSE format('%I::timestamptz', published_at) END,
+                   CASE WHEN source IS NULL THEN 'NULL' ELSE format('%I::text', source) END,
+                   (SELECT c.lang FROM dedup.collections c WHERE c.id = coll_id))
+    USING pg_size_bytes(current_setting('dedup.max_document_bytes'));
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RAISE NOTICE 'enable %: % existing rows read', tbl, n;
+    IF n > 0 THEN
+        PERFORM dedup.recompute(coll);
+        EXECUTE format('WITH g AS (SELECT key, group_id, is_original FROM dedup.groups(%L)), '
+                       'o AS (SELECT group_id, key AS original FROM g WHERE is_original) '
+                       'UPDATE %s t SET duplicate_of = o.original::%s, dedup_verdict = ''a_duplicates_b'' '
+                       'FROM g JOIN o USING (group_id) WHERE NOT g.is_original AND t.%I::text = g.key',
+                       tbl, tbl, key_type, key_col);
+    END IF;
+
+    text_cols := (SELECT string_agg(quote_ident(c), ', ')
+                  FROM unnest(ARRAY[body, title, published_at, source, model_column]) AS c WHERE c IS NOT NULL);
+    EXECUTE format('CREATE TRIGGER dedup_trigger BEFORE INSERT OR UPDATE OF %s ON %s '
+                   'FOR EACH ROW EXECUTE FUNCTION dedup._trigger()', text_cols, tbl);
+    EXECUTE format('CREATE TRIGGER dedup_delete_trigger AFTER DELETE ON %s '
+                   'FOR EACH ROW EXECUTE FUNCTION dedup._delete_trigger()', tbl);
+    RETURN n;
+END $$;
+COMMENT ON FUNCTION dedup.enable(regclass, name, name, name, name, text, text, text, name) IS
+    'Adds dedup columns, a GIN index and a row trigger to tbl, backfills existing rows; returns the rows backfilled';
+
+CREATE FUNCTION dedup.disable(tbl regclass) RETURNS void
+VOLATILE STRICT PARALLEL UNSAFE LANGUAGE plpgsql AS $$
+DECLARE
+    cfg dedup.enabled_tables;
+    coll text;
+BEGIN
+    SELECT * INTO cfg FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not enabled for deduplication', tbl USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    EXECUTE format('DROP TRIGGER IF EXISTS dedup_trigger ON %s', tbl);
+    EXECUTE format('DROP TRIGGER IF EXISTS dedup_delete_trigger ON %s', tbl);
+    EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dedup_sig, DROP COLUMN IF EXISTS dedup_doc, '
+                   'DROP COLUMN IF EXISTS duplicate_of, DROP COLUMN IF EXISTS dedup_verdict', tbl);
+    DELETE FROM dedup.collection_tables c WHERE c.tbl = disable.tbl AND c.collection_id = cfg.collection_id;
+    DELETE FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl;
+    SELECT name INTO coll FROM dedup.collections WHERE id = cfg.collection_id;
+    IF cfg.created_collection AND coll IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM dedup.collection_tables WHERE collection_id = cfg.collection_id) THEN
+        PERFORM dedup.drop_collection(coll);
+    END IF;
+END $$;
+COMMENT ON FUNCTION dedup.disable(regclass) IS
+    'Removes what dedup.enable added to tbl (trigger, index, columns) and a collection it created';
+
+CREATE FUNCTION dedup.is_duplicate(tbl regclass, body text, title text DEFAULT NULL,
+                                   published_at timestamptz DEFAULT NULL, source text DEFAULT NULL)
+    RETURNS boolean STABLE PARALLEL SAFE LANGUAGE sql
+    AS $$ SELECT dedup._is_duplicate(tbl::oid, body, title, published_at, source) $$;
+COMMENT ON FUNCTION dedup.is_duplicate(regclass, text, text, timestamptz, text) IS
+    'The trigger''s decision for a text, without inserting it: true when it duplicates a row of tbl';
+
+CREATE FUNCTION dedup.find_original(tbl regclass, doc dedup.document)
+    RETURNS TABLE(key text, verdict dedup.verdict, score float8) STABLE STRICT PARALLEL SAFE LANGUAGE sql
+    AS $$ SELECT * FROM dedup._find_original(tbl::oid, doc) $$;
+COMMENT ON FUNCTION dedup.find_original(regclass, dedup.document) IS
+    'The originals (first of each chain) that doc duplicates in tbl, best first';
+
+CREATE FUNCTION dedup.pairs(tbl regclass, model text DEFAULT NULL)
+    RETURNS TABLE(a text, b text, verdict dedup.verdict, score float8) STABLE PARALLEL SAFE LANGUAGE sql
+    AS $$ SELECT * FROM dedup._pairs(tbl::oid, model) $$;
+COMMENT ON FUNCTION dedup.pairs(regclass, text) IS
+    'Every duplicate pair of tbl (a < b by key), candidates found through the signature index';
+
+CREATE FUNCTION dedup.groups(tbl regclass, model text DEFAULT NULL)
+    RETURNS TABLE(key text, group_id bigint, is_original boolean) STABLE PARALLEL SAFE LANGUAGE sql
+    AS $$ SELECT * FROM dedup._groups(tbl::oid, model) $$;
+COMMENT ON FUNCTION dedup.groups(regclass, text) IS
+    'Connected groups of duplicates; the original is the earliest document, then the most authoritative';
+
+CREATE FUNCTION dedup.matrix_quality(tbl regclass, model text DEFAULT NULL)
+    RETURNS TABLE(pairs bigint, symmetry float8, transitivity float8) STABLE PARALLEL SAFE LANGUAGE sql
+    AS $$ SELECT * FROM dedup._matrix_quality(tbl::oid, model) $$;
+COMMENT ON FUNCTION dedup.matrix_quality(regclass, text) IS
+    'Lande et al.''s symmetry S and transitivity T of the duplicate relation of tbl';
+
+-- Per collection: documents, duplicates, rejected rows, last recompute, staleness.
+CREATE FUNCTION dedup._duplicates(collection_id int) RETURNS bigint
+STABLE STRICT PARALLEL SAFE LANGUAGE plpgsql AS $$
+DECLARE
+    t regclass;
+    n bigint := 0;
+    k bigint;
+BEGIN
+    FOR t IN SELECT e.tbl FROM dedup.enabled_tables e WHERE e.collection_id = _duplicates.collection_id LOOP
+        EXECUTE format('SELECT count(*) FROM %s WHERE duplicate_of IS NOT NULL', t) INTO k;
+        n := n + k;
+    END LOOP;
+    RETURN n;
+END $$;
+
+CREATE VIEW dedup.status AS
+SELECT c.name AS collection,
+       s.n_docs AS documents,
+       dedup._duplicates(c.id) AS duplicates,
+       (SELECT count(*) FROM dedup.rejected r JOIN dedup.enabled_tables e ON e.tbl = r.tbl
+        WHERE e.collection_id = c.id) AS rejected,
+       s.last_recompute,
+       dedup.staleness(c.name) AS staleness
+FROM dedup.collections c JOIN dedup.collection_stats s ON s.collection_id = c.id;
+COMMENT ON VIEW dedup.status IS 'Per collection: documents, duplicates, rejected rows, last recompute and staleness';

@@ -1,0 +1,249 @@
+//! Deciding about a new document against its candidates, and grouping duplicates.
+//!
+//! Pure Rust, no pgrx. The insert trigger, `is_duplicate`, `find_original`,
+//! `pairs` and `groups` all decide through this module, so they agree.
+//!
+//! Without a trained model, a documented threshold rule stands in for the SVM
+//! ([`threshold_rule`]). With one, the model's decision value is used
+//! (`svm::Model::decision`).
+
+use crate::features::N_FEATURES;
+
+/// Index of each feature in ρ (see `features::FEATURE_NAMES`).
+const TEXT: usize = 0;
+const NUMBERS_INCLUSION: usize = 2;
+const SENTENCES_INCLUSION: usize = 4;
+
+/// The rule used when no model is named: D(ρ(a,b)) = 1 ("a adds nothing to b") when
+///
+/// - the bodies are close, 1 − cosine ≤ 0.2, and at most 20 % of a's numbers are
+///   missing from b (a template with other numbers is a different notice); or
+/// - at least 90 % of a's sentence weight occurs verbatim in b (a cut copy) and at
+///   most 20 % of a's numbers are missing from b.
+///
+/// The score is positive for a duplicate and grows with the margin:
+/// `max(0.2 − text, 0.1 − sentences_inclusion)`, or negative by the same margins
+/// (and −1 when the numbers veto). Thresholds were picked by hand, not trained:
+/// train a model for any domain that matters.
+pub fn threshold_rule(rho: &[f64; N_FEATURES]) -> f64 {
+    let text_margin = 0.2 - rho[TEXT];
+    let sentence_margin = 0.1 - rho[SENTENCES_INCLUSION];
+    let margin = text_margin.max(sentence_margin);
+    if margin > 0.0 && rho[NUMBERS_INCLUSION] > 0.2 {
+        return -1.0;
+    }
+    if margin.is_finite() {
+        margin
+    } else {
+        -1.0
+    }
+}
+
+/// One candidate as the decision sees it.
+#[derive(Debug, Clone)]
+pub struct Judged {
+    /// The candidate's key (its primary key as text).
+    pub key: String,
+    /// The candidate's own `duplicate_of`, if it is itself a duplicate.
+    pub duplicate_of: Option<String>,
+    /// Decision value for "new duplicates candidate" (D(ρ(new, cand))).
+    pub score_new_dup: f64,
+    /// Decision value for "candidate duplicates new" (D(ρ(cand, new))).
+    pub score_cand_dup: f64,
+}
+
+/// The outcome for a new document: the original it duplicates (the root, so a
+/// duplicate of a duplicate points at the first original), the pair's verdict
+/// as (new duplicates, candidate duplicates), and the score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub original: Option<String>,
+    pub new_dup: bool,
+    pub cand_dup: bool,
+    pub score: f64,
+}
+
+/// Picks the candidate the new document duplicates with the highest score. When it
+/// duplicates none, reports the closest candidate's verdict (possibly "candidate
+/// duplicates new") with no original.
+pub fn choose(judged: &[Judged]) -> Decision {
+    let best_dup = judged
+        .iter()
+        .filter(|j| j.score_new_dup > 0.0)
+        .max_by(|a, b| {
+            a.score_new_dup
+                .total_cmp(&b.score_new_dup)
+                .then_with(|| b.key.cmp(&a.key))
+        });
+    if let Some(j) = best_dup {
+        return Decision {
+            original: Some(j.duplicate_of.clone().unwrap_or_else(|| j.key.clone())),
+            new_dup: true,
+            cand_dup: j.score_cand_dup > 0.0,
+            score: j.score_new_dup,
+        };
+    }
+    match judged
+        .iter()
+        .max_by(|a, b| a.score_new_dup.total_cmp(&b.score_new_dup))
+    {
+        Some(j) => Decision {
+            original: None,
+            new_dup: false,
+            cand_dup: j.score_cand_dup > 0.0,
+            score: j.score_new_dup,
+        },
+        None => Decision {
+            original: None,
+            new_dup: false,
+            cand_dup: false,
+            score: f64::NEG_INFINITY,
+        },
+    }
+}
+
+/// One member of a duplicate group, for choosing its original.
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub key: String,
+    /// Microseconds since 2000-01-01; `None` sorts last.
+    pub published_at: Option<i64>,
+    pub authority: f64,
+}
+
+/// Connected groups over duplicate edges (undirected), each with its original: the
+/// earliest document, then the most authoritative, then the smallest key. Returns
+/// `(member index, group number, is_original)` for members of groups of two or more,
+/// groups numbered from 1 in the order of their originals' keys.
+pub fn groups(members: &[Member], edges: &[(usize, usize)]) -> Vec<(usize, i64, bool)> {
+    let n = members.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    for &(a, b) in edges {
+        if a >= n || b >= n {
+            continue;
+        }
+        let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+        if ra != rb {
+            parent[ra.max(rb)] = ra.min(rb);
+        }
+    }
+    let mut by_root: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+    for i in 0..n {
+        let r = find(&mut parent, i);
+        by_root.entry(r).or_default().push(i);
+    }
+    let better = |a: &Member, b: &Member| -> std::cmp::Ordering {
+        let t = |m: &Member| m.published_at.unwrap_or(i64::MAX);
+        t(a).cmp(&t(b))
+            .then_with(|| b.authority.total_cmp(&a.authority))
+            .then_with(|| a.key.cmp(&b.key))
+    };
+    let mut groups: Vec<(usize, Vec<usize>)> = by_root
+        .into_values()
+        .filter(|g| g.len() > 1)
+        .map(|g| {
+            let orig = *g
+                .iter()
+                .min_by(|&&a, &&b| better(&members[a], &members[b]))
+                .unwrap_or(&g[0]);
+            (orig, g)
+        })
+        .collect();
+    groups.sort_by(|a, b| members[a.0].key.cmp(&members[b.0].key));
+    let mut out = Vec::new();
+    for (gid, (orig, g)) in groups.into_iter().enumerate() {
+        for i in g {
+            out.push((i, gid as i64 + 1, i == orig));
+        }
+    }
+    out.sort_by_key(|&(i, g, _)| (g, i));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rho(text: f64, numbers: f64, sentences: f64) -> [f64; N_FEATURES] {
+        let mut r = [0.0; N_FEATURES];
+        r[TEXT] = text;
+        r[NUMBERS_INCLUSION] = numbers;
+        r[SENTENCES_INCLUSION] = sentences;
+        r
+    }
+
+    #[test]
+    fn rule_accepts_close_texts_and_cut_copies() {
+        assert!(threshold_rule(&rho(0.05, 0.0, 0.5)) > 0.0);
+        assert!(threshold_rule(&rho(0.6, 0.0, 0.05)) > 0.0);
+        assert!(threshold_rule(&rho(0.6, 0.0, 0.5)) < 0.0);
+        // Same template, other numbers: not a duplicate.
+        assert!(threshold_rule(&rho(0.01, 0.8, 0.9)) < 0.0);
+        assert!(threshold_rule(&rho(f64::NAN, 0.0, f64::NAN)) < 0.0);
+    }
+
+    #[test]
+    fn choose_points_at_the_root_original() {
+        let j = vec![
+            Judged {
+                key: "2".into(),
+                duplicate_of: Some("1".into()),
+                score_new_dup: 0.5,
+                score_cand_dup: -0.1,
+            },
+            Judged {
+                key: "3".into(),
+                duplicate_of: None,
+                score_new_dup: 0.2,
+                score_cand_dup: 0.3,
+            },
+        ];
+        let d = choose(&j);
+        assert_eq!(d.original.as_deref(), Some("1"));
+        assert!(d.new_dup && !d.cand_dup);
+        let none = choose(&[Judged {
+            key: "3".into(),
+            duplicate_of: None,
+            score_new_dup: -0.2,
+            score_cand_dup: 0.3,
+        }]);
+        assert_eq!(none.original, None);
+        assert!(none.cand_dup && !none.new_dup);
+        assert_eq!(choose(&[]).original, None);
+    }
+
+    #[test]
+    fn groups_pick_the_earliest_then_most_authoritative() {
+        let m = |k: &str, t: Option<i64>, a: f64| Member {
+            key: k.into(),
+            published_at: t,
+            authority: a,
+        };
+        let members = vec![
+            m("a", Some(5), 0.5),
+            m("b", Some(3), 0.1),
+            m("c", Some(3), 0.9),
+            m("d", None, 1.0),
+            m("e", None, 0.5),
+        ];
+        let g = groups(&members, &[(0, 1), (1, 2), (3, 4), (7, 1)]);
+        // Group of a, b, c: c is earliest (tie with b) and more authoritative. Group of d, e: d.
+        assert_eq!(
+            g,
+            vec![
+                (0, 1, false),
+                (1, 1, false),
+                (2, 1, true),
+                (3, 2, true),
+                (4, 2, false)
+            ]
+        );
+    }
+}

@@ -1,0 +1,85 @@
+-- Pair features, SVM models, classification, explanation, evaluation, export/import.
+BEGIN;
+SELECT dedup.feature_names();
+SELECT dedup.create_collection('m');
+
+-- 40 labelled pairs built from 20 short news texts: a cut or lightly edited
+-- reprint (duplicate of the original), or another story (distinct).
+CREATE TEMP TABLE stories AS
+SELECT i, format('Новость номер %s: %s сообщил о решении по проекту %s. %s будет построен к %s году. '
+                 'Стоимость работ составит %s млн рублей. Жители района %s обсуждают изменения.',
+                 i, (ARRAY['Мэр','Губернатор','Министр','Директор','Депутат'])[1 + i % 5],
+                 (ARRAY['мост','стадион','парк','театр','вокзал','музей','рынок'])[1 + i % 7],
+                 (ARRAY['Объект','Комплекс','Центр'])[1 + i % 3], 2024 + i % 6, 100 + i * 37,
+                 (ARRAY['Арбат','Хамовники','Сокол','Марьино'])[1 + i % 4]) AS body
+FROM generate_series(1, 20) i;
+CREATE TEMP TABLE docs AS SELECT i, dedup.to_document(body, 'Заголовок ' || i) AS doc FROM stories;
+SELECT dedup.recompute('docs', 'doc', 'm');
+CREATE TEMP TABLE labelled AS
+SELECT dedup.to_document(regexp_replace(s.body, ' Жители.*$', ''), 'Заголовок ' || s.i) AS a, d.doc AS b,
+       true AS a_dup_b, false AS b_dup_a FROM stories s JOIN docs d USING (i)
+UNION ALL
+SELECT d1.doc, d2.doc, false, false FROM docs d1 JOIN docs d2 ON d2.i = d1.i % 20 + 1;
+
+-- ρ is asymmetric: the cut copy adds nothing to the original, not the reverse.
+SELECT f.name, round(ab::numeric, 4) AS ab, round(ba::numeric, 4) AS ba
+FROM (SELECT a, b FROM labelled LIMIT 1) p,
+     unnest(dedup.feature_names(), dedup.compare(p.a, p.b, 'm'), dedup.compare(p.b, p.a, 'm')) AS f(name, ab, ba);
+
+-- Bad training input.
+SELECT err($$SELECT dedup.train('x', 'm', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled LIMIT 4')$$);
+SELECT err($$SELECT dedup.train('x', 'm', 'SELECT a, a, false, false FROM labelled')$$);
+SELECT err($$SELECT dedup.train('x', 'm', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled', '{"kernel": "poly"}')$$);
+SELECT err($$SELECT dedup.train('x', 'm', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled', '{"features": ["nope"]}')$$);
+SELECT err($$SELECT dedup.train('x', 'm', 'SELECT 1')$$);
+SELECT err($$SELECT dedup.train('x', 'nope', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled')$$);
+
+-- Train a linear and an rbf model.
+SELECT r->'version' AS version, r->'kernel' AS kernel, r->'pairs' AS pairs, (r->'cv'->>'f1')::float8 > 0.8 AS cv_f1_ok
+FROM dedup.train('news', 'm', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled', '{"folds": 4}') r;
+SELECT r->'version' AS version, r->'kernel' AS kernel
+FROM dedup.train('news', 'm', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled', '{"folds": 4, "C": 10}') r;
+SELECT (dedup.train('news_rbf', 'm', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled', '{"kernel": "rbf", "folds": 0}'))->'kernel';
+SELECT name, collection, kernel, version, features FROM dedup.models ORDER BY name;
+
+-- The four verdicts from both directions.
+SELECT dedup.classify_pair('news', a, b) AS cut_vs_original, dedup.classify_pair('news', b, a) AS original_vs_cut,
+       dedup.classify_pair('news', b, b) AS same, dedup.pair_score('news', a, b) > 0 AS score_positive
+FROM labelled WHERE a_dup_b LIMIT 1;
+SELECT dedup.classify_pair('news', a, b) AS other_story FROM labelled WHERE NOT a_dup_b LIMIT 1;
+SELECT dedup.classify_pair('news_rbf', a, b) AS rbf FROM labelled WHERE a_dup_b LIMIT 1;
+
+-- Linear contributions are exact: decision − Σ contributions is the same bias in
+-- both directions.
+SELECT count(*) AS features,
+       abs((max(p.sab) - sum(e.contribution_ab)) - (max(p.sba) - sum(e.contribution_ba))) < 1e-9 AS same_bias
+FROM (SELECT a, b, dedup.pair_score('news', a, b) AS sab, dedup.pair_score('news', b, a) AS sba
+      FROM labelled WHERE a_dup_b LIMIT 1) p,
+     dedup.explain_pair('news', p.a, p.b) e;
+
+SELECT tp, fp, fn, tn, precision > 0.8 AS p_ok, recall > 0.8 AS r_ok
+FROM dedup.evaluate('news', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled');
+SELECT err($$SELECT * FROM dedup.evaluate('nope', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled')$$);
+SELECT err($$SELECT dedup.classify_pair('nope', '{"v":1}', '{"v":1}')$$);
+
+-- Export and import move a model; corrupt bytes give a clear error.
+CREATE TEMP TABLE exported AS SELECT dedup.export_model('news') AS j;
+SELECT j->>'name' AS name, j->>'kernel' AS kernel, left(j->>'model', 8) AS header FROM exported;
+SELECT dedup.import_model(jsonb_set(j, '{name}', '"news_copy"')) FROM exported;
+SELECT dedup.classify_pair('news_copy', a, b) FROM labelled WHERE a_dup_b LIMIT 1;
+SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{model}', '"50474 44d01"')) FROM exported$$);
+SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{model}', to_jsonb(left(j->>'model', 40)))) FROM exported$$);
+SELECT err($$SELECT dedup.import_model('{"name": "x"}')$$);
+SELECT err($$SELECT dedup.export_model('nope')$$);
+-- Changing the stored bytes bumps the version, so the backend cache reloads them.
+UPDATE dedup.models SET model = '\x50474449'::bytea WHERE name = 'news_copy';
+SELECT version FROM dedup.models WHERE name = 'news_copy';
+SELECT err($$SELECT dedup.classify_pair('news_copy', '{"v":1}', '{"v":1}')$$);
+
+-- Source authority: each source's share of originals.
+SELECT dedup.learn_authority('m', $$
+  SELECT dedup.to_document('копия', source => 'copier'), dedup.to_document('оригинал', source => 'agency'), true, false
+  FROM generate_series(1, 3)
+  UNION ALL SELECT dedup.to_document('x', source => 'agency'), dedup.to_document('y', source => 'copier'), true, false $$);
+SELECT source, authority FROM dedup.sources ORDER BY source;
+ROLLBACK;
