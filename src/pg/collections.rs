@@ -3,6 +3,7 @@
 
 use crate::document::Document;
 use crate::error::DedupError;
+use crate::pg::cache::{self, Stamp, StmtMap};
 use crate::pg::types::DocumentDatum;
 use crate::pg::{raise, OrRaise};
 use crate::text::Lang;
@@ -10,6 +11,8 @@ use crate::weights::{self, CollectionStats, Params, StatsAccumulator, TermStat, 
 use pgrx::datum::DatumWithOid;
 use pgrx::prelude::*;
 use pgrx::{Internal, JsonB, PgMemoryContexts};
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 /// A collection's catalog row.
 #[derive(Debug, Clone)]
@@ -39,8 +42,24 @@ fn raise_internal(msg: String) -> ! {
     crate::pg::raise_with(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, msg, None)
 }
 
-/// Loads a collection by name; an unknown name raises 42704.
+thread_local! {
+    static COLLECTIONS: RefCell<StmtMap<String, Collection>> = RefCell::new(StmtMap::default());
+    /// Term statistics fetched by [`Weigher`]s in this statement, per collection id.
+    static TERMS: RefCell<StmtMap<i32, (CollectionStats, HashMap<String, TermStat>)>> =
+        RefCell::new(StmtMap::default());
+}
+
+/// Loads a collection by name (once per statement); an unknown name raises 42704.
 pub fn load(name: &str) -> Collection {
+    if let Some(c) = cache::with(&COLLECTIONS, |m| m.get(name).cloned()) {
+        return c;
+    }
+    let c = load_uncached(name);
+    cache::with(&COLLECTIONS, |m| m.insert(name.to_owned(), c.clone()));
+    c
+}
+
+fn load_uncached(name: &str) -> Collection {
     let row = Spi::connect(|c| {
         let t = c
             .select(
@@ -129,12 +148,26 @@ pub fn term_stats(id: i32, terms: &[String]) -> Vec<TermStat> {
 }
 
 /// Weighs documents against one collection's statistics, fetching the df/cf of
-/// many documents' terms in one query and remembering them for the call.
+/// many documents' terms in one query. What it fetched is handed on to the next
+/// `Weigher` of the same collection in the same statement (see [`cache`]), unless a
+/// write happened in between.
 pub struct Weigher<'c> {
     pub coll: &'c Collection,
     params: Params,
     stats: CollectionStats,
-    terms: std::collections::HashMap<String, TermStat>,
+    terms: HashMap<String, TermStat>,
+    born: Stamp,
+}
+
+impl Drop for Weigher<'_> {
+    fn drop(&mut self) {
+        if cache::stamp() == self.born {
+            let terms = std::mem::take(&mut self.terms);
+            let id = self.coll.id;
+            let stats = self.stats;
+            cache::with(&TERMS, |m| m.insert(id, (stats, terms)));
+        }
+    }
 }
 
 impl<'c> Weigher<'c> {
@@ -143,11 +176,15 @@ impl<'c> Weigher<'c> {
         if let Some(w) = scheme {
             params.weighting = w;
         }
+        let born = cache::stamp();
+        let (stats, terms) = cache::with(&TERMS, |m| m.remove(&coll.id))
+            .unwrap_or_else(|| (collection_stats(coll.id), HashMap::new()));
         Weigher {
             coll,
             params,
-            stats: collection_stats(coll.id),
-            terms: Default::default(),
+            stats,
+            terms,
+            born,
         }
     }
 

@@ -7,9 +7,10 @@ use crate::document::Document;
 use crate::error::DedupError;
 use crate::features::{self, N_FEATURES};
 use crate::gucs;
+use crate::pg::cache::{self, StmtMap};
 use crate::pg::collections::{self, Collection, Weigher};
 use crate::pg::models::{self, verdict, Authorities, Loaded, Weighted};
-use crate::pg::signature::{options_of, signature_of};
+use crate::pg::signature::options_of;
 use crate::pg::types::{DocumentDatum, SignatureDatum};
 use crate::pg::{raise, raise_with};
 use crate::signature::Signature;
@@ -39,26 +40,21 @@ pub struct TableConfig {
     pub model: Option<String>,
 }
 
+thread_local! {
+    static CONFIGS: std::cell::RefCell<StmtMap<u32, ConfigRow>> =
+        std::cell::RefCell::new(StmtMap::default());
+}
+
+/// (quoted table name, key column, collection name, model)
+type ConfigRow = (String, String, String, Option<String>);
+
+/// The configuration of an enabled table (read once per statement).
 pub fn table_config(tbl: pg_sys::Oid) -> TableConfig {
-    let row = Spi::connect(|c| {
-        let t = c
-            .select(
-                "SELECT $1::regclass::text, e.key_column::text, c.name, e.model \
-                 FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id WHERE e.tbl = $1",
-                Some(1),
-                &[tbl.into()],
-            )
-            .unwrap_or_else(|e| spi_err(e));
-        if t.is_empty() {
-            return None;
-        }
-        let r = t.first();
-        Some((
-            r.get::<String>(1).ok().flatten().unwrap_or_default(),
-            r.get::<String>(2).ok().flatten().unwrap_or_default(),
-            r.get::<String>(3).ok().flatten().unwrap_or_default(),
-            r.get::<String>(4).ok().flatten(),
-        ))
+    let cached = cache::with(&CONFIGS, |m| m.get(&tbl.to_u32()).cloned());
+    let row = cached.or_else(|| {
+        let r = table_config_row(tbl)?;
+        cache::with(&CONFIGS, |m| m.insert(tbl.to_u32(), r.clone()));
+        Some(r)
     });
     let Some((tname, key, coll, model)) = row else {
         let name = Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
@@ -80,6 +76,29 @@ pub fn table_config(tbl: pg_sys::Oid) -> TableConfig {
         coll: collections::load(&coll),
         model,
     }
+}
+
+fn table_config_row(tbl: pg_sys::Oid) -> Option<ConfigRow> {
+    Spi::connect(|c| {
+        let t = c
+            .select(
+                "SELECT $1::regclass::text, e.key_column::text, c.name, e.model \
+                 FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id WHERE e.tbl = $1",
+                Some(1),
+                &[tbl.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        if t.is_empty() {
+            return None;
+        }
+        let r = t.first();
+        Some((
+            r.get::<String>(1).ok().flatten().unwrap_or_default(),
+            r.get::<String>(2).ok().flatten().unwrap_or_default(),
+            r.get::<String>(3).ok().flatten().unwrap_or_default(),
+            r.get::<String>(4).ok().flatten(),
+        ))
+    })
 }
 
 /// Decision value for "a duplicates b" under a model, or the threshold rule.
@@ -179,7 +198,13 @@ pub fn check(
 ) -> Checked {
     let model: Option<Rc<Loaded>> = model.map(models::model);
     let opts = options_of(&cfg.coll);
-    let sig = signature_of(&doc, &cfg.coll, &opts);
+    // One weigher for the new document and its candidates: the statistics of their
+    // terms come from one query each.
+    let mut weigher = Weigher::new(&cfg.coll, None);
+    weigher.prefetch([&doc]);
+    let auth = Authorities::load(&cfg.coll);
+    let new = models::weigh_with(doc, &weigher, &auth);
+    let sig = crate::signature::signature(&new.doc, &new.body, &opts);
     if commit && !sig.keys.is_empty() {
         let keys: Vec<i32> = sig.keys.iter().map(|&k| k as i32).collect();
         Spi::connect_mut(|c| {
@@ -192,10 +217,7 @@ pub fn check(
         });
     }
     let cands = find_candidates(cfg, &sig, self_key);
-    let mut weigher = Weigher::new(&cfg.coll, None);
-    weigher.prefetch(std::iter::once(&doc).chain(cands.iter().map(|c| &c.doc)));
-    let auth = Authorities::load(&cfg.coll);
-    let new = models::weigh_with(doc, &weigher, &auth);
+    weigher.prefetch(cands.iter().map(|c| &c.doc));
     let cands: Vec<(Candidate, Weighted)> = cands
         .into_iter()
         .map(|c| {

@@ -2,6 +2,7 @@
 //! modules, and turns `DedupError` into an `ereport!` with its SQLSTATE.
 
 pub mod analysis;
+pub mod cache;
 pub mod collections;
 pub mod document;
 pub mod ingest;
