@@ -2,7 +2,8 @@
 # The test command: installs what is missing, then runs every tier.
 #   1. unit tests and #[pg_test]s: cargo pgrx test, as the postgres user
 #   2. pg_regress golden files (tests/pg_regress) against a throwaway cluster
-# Usage: scripts/test.sh [unit|regress|all]   (default all)
+#   3. concurrency: real concurrent connections (pgbench) against the same cluster
+# Usage: scripts/test.sh [unit|regress|all]   (default all; regress includes 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -41,5 +42,13 @@ if [[ $what == all || $what == regress ]]; then
     cat "$out/regression.diffs" 2>/dev/null | head -200
     exit $status
   fi
+  echo "== concurrency (tests/concurrency, 8 concurrent sessions each)"
+  conn=(-h "$WORK/regress" -p "$PORT" -U postgres)
+  sudo -u postgres psql -X -q "${conn[@]}" -d postgres -c "DROP DATABASE IF EXISTS pg_dedup_concurrency" \
+    -c "CREATE DATABASE pg_dedup_concurrency"
+  sudo -u postgres psql -X -q "${conn[@]}" -d pg_dedup_concurrency -c "CREATE EXTENSION pg_dedup"
+  for t in tests/concurrency/*.sh; do
+    (cd "$WORK" && sudo -u postgres bash "$ROOT/$t" "${conn[@]}" -d pg_dedup_concurrency)
+  done
 fi
 echo "== all requested test tiers passed"
