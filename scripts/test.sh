@@ -25,7 +25,9 @@ fi
 
 if [[ $what == all || $what == regress ]]; then
   echo "== pg_regress (tests/pg_regress)"
-  cargo pgrx install --pg-config /usr/bin/pg_config --release >/dev/null
+  # Debug build: it shares every dependency with the `cargo pgrx test` build above,
+  # where a release build would compile them all a second time.
+  cargo pgrx install --pg-config /usr/bin/pg_config >/dev/null
   cleanup() { bash "$ROOT/scripts/cluster.sh" stop "$WORK/regress"; }
   trap cleanup EXIT
   rm -rf "$WORK/regress"

@@ -22,7 +22,8 @@ CREATE TABLE dedup.collection_stats (
     total_len            bigint NOT NULL DEFAULT 0,
     last_recompute       timestamptz,
     n_docs_at_recompute  bigint NOT NULL DEFAULT 0,
-    changes_since_recompute bigint NOT NULL DEFAULT 0
+    changes_since_recompute bigint NOT NULL DEFAULT 0,
+    pending              bigint NOT NULL DEFAULT 0
 );
 COMMENT ON TABLE dedup.collection_stats IS 'N and total length per collection, and what changed since the last recompute';
 
@@ -39,6 +40,18 @@ CREATE TABLE dedup.term_stats (
 ) WITH (fillfactor = 70);
 COMMENT ON TABLE dedup.term_stats IS 'df (documents holding the term) and cf (occurrences) per term and collection';
 
+-- Documents added or removed but not yet folded into term_stats (dedup.stats_batch > 1).
+CREATE TABLE dedup.term_stats_pending (
+    id             bigserial PRIMARY KEY,
+    collection_id  int NOT NULL,
+    terms          text[] NOT NULL,
+    tfs            int8[] NOT NULL,
+    sign           int2 NOT NULL CHECK (sign IN (-1, 1))
+);
+CREATE INDEX term_stats_pending_collection ON dedup.term_stats_pending (collection_id);
+COMMENT ON TABLE dedup.term_stats_pending IS
+    'Documents waiting to be folded into term_stats (dedup.stats_batch); dedup.flush_stats folds them now';
+
 -- Tables whose documents make up a collection (recompute reads them).
 CREATE TABLE dedup.collection_tables (
     collection_id  int NOT NULL,
@@ -53,6 +66,8 @@ SELECT pg_catalog.pg_extension_config_dump('dedup.collections', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.collections_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.collection_stats', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.term_stats', '');
+SELECT pg_catalog.pg_extension_config_dump('dedup.term_stats_pending', '');
+SELECT pg_catalog.pg_extension_config_dump('dedup.term_stats_pending_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.collection_tables', '');
 
 -- A readable view of the statistics.

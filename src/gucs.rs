@@ -4,6 +4,7 @@
 //! |---|---|---|---|
 //! | `dedup.max_document_bytes` | 10MB | 1kB .. 1GB | larger `to_document` input is refused with 54000 |
 //! | `dedup.min_word_length` | 3 | 1 .. 64 | shorter words (in characters) are not terms |
+//! | `dedup.stats_batch` | 1 | 1 .. 100000 | documents collected before term statistics are updated (1 = at once) |
 //! | `dedup.min_shared_keys` | 6 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
 //! | `dedup.similarity_threshold` | 0.8 | 0 .. 1 | `longest` signatures are candidates at this similarity |
 //!
@@ -14,6 +15,7 @@ use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
 pub static MAX_DOCUMENT_BYTES: GucSetting<i32> = GucSetting::<i32>::new(10 * 1024 * 1024);
 pub static MIN_WORD_LENGTH: GucSetting<i32> = GucSetting::<i32>::new(3);
 
+pub static STATS_BATCH: GucSetting<i32> = GucSetting::<i32>::new(1);
 pub static MIN_SHARED_KEYS: GucSetting<i32> = GucSetting::<i32>::new(6);
 pub static SIMILARITY_THRESHOLD: GucSetting<f64> = GucSetting::<f64>::new(0.8);
 
@@ -35,6 +37,16 @@ pub fn init() {
         &MIN_WORD_LENGTH,
         1,
         64,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"dedup.stats_batch",
+        c"Documents collected before their terms are folded into dedup.term_stats.",
+        c"1 (the default) updates the term statistics with every document. A larger batch makes ingestion much faster; df and cf then lag N by up to that many documents until the next fold or dedup.flush_stats. Range 1 to 100000.",
+        &STATS_BATCH,
+        1,
+        100_000,
         GucContext::Userset,
         GucFlags::default(),
     );
@@ -78,4 +90,9 @@ pub fn min_shared_keys() -> usize {
 /// `dedup.similarity_threshold`.
 pub fn similarity_threshold() -> f64 {
     SIMILARITY_THRESHOLD.get()
+}
+
+/// `dedup.stats_batch`.
+pub fn stats_batch() -> usize {
+    STATS_BATCH.get().max(1) as usize
 }

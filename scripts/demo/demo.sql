@@ -1,46 +1,73 @@
--- pg_dedup demo: real text in, document models out.
+-- pg_dedup demo: real text in, document models and duplicates out.
 \pset pager off
+\set ON_ERROR_STOP 1
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS fortunes;
 DROP EXTENSION IF EXISTS pg_dedup CASCADE;
 CREATE EXTENSION pg_dedup;
 
--- Real Russian text: Debian's fortunes-ru (aphorisms and jokes, %-separated).
+-- Real Russian text: Debian's fortunes-ru (about 19.7k aphorisms and jokes in 196
+-- %-separated files; the same quote often recurs in several files with small edits).
 -- Real English text: Debian's fortunes-min.
-DROP TABLE IF EXISTS fortunes;
-CREATE TABLE fortunes (id bigserial PRIMARY KEY, file text, body text);
+CREATE TABLE fortunes (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, file text, body text);
 INSERT INTO fortunes (file, body)
 SELECT f, btrim(t, E' \n\t')
-FROM (VALUES ('ru/2001.03'), ('ru/2001.04'), ('fortunes')) AS files(f),
+FROM (SELECT 'ru/' || name AS f FROM pg_ls_dir('/usr/share/games/fortunes/ru') AS name
+      WHERE name NOT LIKE '%.dat' AND name NOT LIKE '%.u8'
+      UNION ALL SELECT 'fortunes') AS files,
      regexp_split_to_table(pg_read_file('/usr/share/games/fortunes/' || f), E'\n%\n') AS t
-WHERE btrim(t, E' \n\t') <> '';
+WHERE btrim(t, E' \n\t') <> ''
+ORDER BY f;
 
 \echo
 \echo '== texts loaded'
-SELECT file, count(*) AS texts, sum(length(body)) AS chars FROM fortunes GROUP BY file ORDER BY file;
+SELECT CASE WHEN file LIKE 'ru/%' THEN 'fortunes-ru' ELSE 'fortunes-min (en)' END AS corpus,
+       count(*) AS texts, pg_size_pretty(sum(octet_length(body))) AS size
+FROM fortunes GROUP BY 1 ORDER BY 1;
 
 \echo
 \echo '== stems of a Russian and an English sentence'
 SELECT dedup.tokens('Книги и книгами, running runs') AS tokens;
 
 \echo
-\echo '== document model of the longest Russian and English texts (summary)'
-(SELECT file, left(regexp_replace(body, '\s+', ' ', 'g'), 70) AS text, dedup.summary(dedup.to_document(body))
- FROM fortunes WHERE file LIKE 'ru/%' ORDER BY length(body) DESC LIMIT 3)
+\echo '== document models of the longest Russian and English texts (summary)'
+(SELECT file, left(regexp_replace(body, '\s+', ' ', 'g'), 60) AS text, dedup.summary(dedup.to_document(body))
+ FROM fortunes WHERE file LIKE 'ru/%' ORDER BY length(body) DESC, id LIMIT 2)
 UNION ALL
-(SELECT file, left(regexp_replace(body, '\s+', ' ', 'g'), 70), dedup.summary(dedup.to_document(body, lang => 'english'))
- FROM fortunes WHERE file = 'fortunes' ORDER BY length(body) DESC LIMIT 2);
+(SELECT file, left(regexp_replace(body, '\s+', ' ', 'g'), 60), dedup.summary(dedup.to_document(body, lang => 'english'))
+ FROM fortunes WHERE file = 'fortunes' ORDER BY length(body) DESC, id LIMIT 1);
 
 \echo
-\echo '== the terms of one text, with their frequencies'
-SELECT t.* FROM (SELECT body FROM fortunes WHERE file LIKE 'ru/%' ORDER BY length(body) DESC LIMIT 1) f,
-     dedup.terms(dedup.to_document(f.body)) t ORDER BY t.tf DESC, t.term LIMIT 10;
-
-\echo
-\echo '== a full document model, as its readable text form'
+\echo '== a full document model, in its readable text form'
 SELECT dedup.to_document(body, 'Пример', '2024-11-10 07:08:05+00', 'fortunes-ru')
 FROM fortunes WHERE file LIKE 'ru/%' AND length(body) BETWEEN 120 AND 200 ORDER BY id LIMIT 1;
 
 \echo
-\echo '== exact duplicates across the files (same fingerprint)'
-SELECT count(*) AS texts, count(DISTINCT dedup.fingerprint(body)) AS distinct_fingerprints FROM fortunes;
-SELECT left(regexp_replace(min(body), '\s+', ' ', 'g'), 60) AS text, count(*) AS copies, array_agg(file ORDER BY id) AS files
-FROM fortunes GROUP BY dedup.fingerprint(body) HAVING count(*) > 1 ORDER BY count(*) DESC LIMIT 5;
+\echo '== deduplicating the whole corpus: dedup.enable backfills every row'
+\timing on
+SELECT dedup.enable('fortunes', 'body') AS rows_backfilled;
+\timing off
+SELECT count(*) AS texts, count(*) FILTER (WHERE duplicate_of IS NOT NULL) AS marked_duplicates,
+       count(DISTINCT duplicate_of) AS originals_with_copies FROM fortunes;
+
+\echo
+\echo '== some near-duplicates that are not exact copies'
+SELECT o.id AS original, d.id AS copy, o.file AS original_file, d.file AS copy_file,
+       left(regexp_replace(o.body, '\s+', ' ', 'g'), 55) AS original_text,
+       left(regexp_replace(d.body, '\s+', ' ', 'g'), 55) AS copy_text
+FROM fortunes d JOIN fortunes o ON o.id = d.duplicate_of
+WHERE dedup.fingerprint(o.body) <> dedup.fingerprint(d.body)
+ORDER BY d.id LIMIT 8;
+
+\echo
+\echo '== the same decision at insert time: a lightly edited reprint is marked'
+INSERT INTO fortunes (file, body)
+SELECT 'demo', replace(body, ',', '') || ' (с) перепечатка' FROM fortunes
+WHERE file LIKE 'ru/%' AND duplicate_of IS NULL AND length(body) > 200 ORDER BY id LIMIT 1
+RETURNING id, duplicate_of, dedup_verdict;
+SELECT dedup.is_duplicate('fortunes', (SELECT body FROM fortunes WHERE file LIKE 'ru/%' ORDER BY id LIMIT 1)) AS reprint_is_duplicate,
+       dedup.is_duplicate('fortunes', 'Совершенно новая мысль, которой нет ни в одном файле фортунок.') AS new_text_is_duplicate;
+
+\echo
+\echo '== collection status'
+SELECT * FROM dedup.status;

@@ -341,6 +341,7 @@ fn drop_collection(name: &str) {
     Spi::connect_mut(|c| {
         for sql in [
             "DELETE FROM dedup.term_stats WHERE collection_id = $1",
+            "DELETE FROM dedup.term_stats_pending WHERE collection_id = $1",
             "DELETE FROM dedup.collection_stats WHERE collection_id = $1",
             "DELETE FROM dedup.collection_tables WHERE collection_id = $1",
             "DELETE FROM dedup.collections WHERE id = $1",
@@ -360,14 +361,42 @@ fn term_arrays(doc: &Document) -> (Vec<String>, Vec<i64>) {
     )
 }
 
-/// Adds one document to a collection's statistics. Term rows are upserted in one
-/// statement, in term order, so concurrent writers lock rows in the same order and
-/// never deadlock; the collection row is updated last.
+/// Adds one document to a collection's statistics; see [`apply`].
 pub fn add(coll_id: i32, doc: &Document) {
+    apply(coll_id, doc, 1);
+}
+
+/// Removes one document from a collection's statistics (the inverse of [`add`]).
+pub fn remove(coll_id: i32, doc: &Document) {
+    apply(coll_id, doc, -1);
+}
+
+/// Adds (`sign = 1`) or removes (`sign = -1`) one document.
+///
+/// With `dedup.stats_batch = 1` (the default) the term rows change at once: one
+/// upsert in term order, so concurrent writers lock rows in the same order and
+/// never deadlock, and terms whose df reaches 0 are deleted, as a recompute would
+/// not list them. With a larger batch the document goes to
+/// `dedup.term_stats_pending` as one row, and every `stats_batch` documents one
+/// session folds the pending rows into `term_stats` with a single upsert that
+/// touches each term once: a frequent term is then updated once per batch rather
+/// than once per document. N and the total length are always updated at once. The
+/// collection row is updated last; it also serialises folds.
+fn apply(coll_id: i32, doc: &Document, sign: i64) {
     let (terms, tfs) = term_arrays(doc);
     let len = doc.length() as i64;
+    let batch = crate::gucs::stats_batch();
     Spi::connect_mut(|c| {
-        if !terms.is_empty() {
+        let mut pended = 0i64;
+        if !terms.is_empty() && batch > 1 {
+            c.update(
+                "INSERT INTO dedup.term_stats_pending (collection_id, terms, tfs, sign) VALUES ($1, $2, $3, $4)",
+                None,
+                &[coll_id.into(), terms.into(), tfs.into(), (sign as i16).into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+            pended = 1;
+        } else if !terms.is_empty() && sign > 0 {
             c.update(
                 "INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
                  SELECT $1, u.term, 1, u.tf FROM unnest($2::text[], $3::int8[]) AS u(term, tf) \
@@ -377,24 +406,7 @@ pub fn add(coll_id: i32, doc: &Document) {
                 &[coll_id.into(), terms.into(), tfs.into()],
             )
             .unwrap_or_else(|e| spi_err(e));
-        }
-        c.update(
-            "UPDATE dedup.collection_stats SET n_docs = n_docs + 1, total_len = total_len + $2, \
-             changes_since_recompute = changes_since_recompute + 1 WHERE collection_id = $1",
-            None,
-            &[coll_id.into(), len.into()],
-        )
-        .unwrap_or_else(|e| spi_err(e));
-    });
-}
-
-/// Removes one document from a collection's statistics (the inverse of [`add`]).
-/// Terms whose df reaches 0 are deleted, as a recompute would not list them.
-pub fn remove(coll_id: i32, doc: &Document) {
-    let (terms, tfs) = term_arrays(doc);
-    let len = doc.length() as i64;
-    Spi::connect_mut(|c| {
-        if !terms.is_empty() {
+        } else if !terms.is_empty() {
             let args: Vec<DatumWithOid> = vec![coll_id.into(), terms.into(), tfs.into()];
             c.update(
                 "SELECT 1 FROM dedup.term_stats WHERE collection_id = $1 AND term = ANY($2::text[]) \
@@ -418,15 +430,78 @@ pub fn remove(coll_id: i32, doc: &Document) {
             )
             .unwrap_or_else(|e| spi_err(e));
         }
-        c.update(
-            "UPDATE dedup.collection_stats SET n_docs = greatest(n_docs - 1, 0), \
-             total_len = greatest(total_len - $2, 0), \
-             changes_since_recompute = changes_since_recompute + 1 WHERE collection_id = $1",
+        let t = c
+            .update(
+                "UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $3, 0), \
+                 total_len = greatest(total_len + $2 * $3, 0), \
+                 changes_since_recompute = changes_since_recompute + 1, pending = pending + $4 \
+                 WHERE collection_id = $1 RETURNING pending",
+                None,
+                &[coll_id.into(), len.into(), sign.into(), pended.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        let pending = if t.is_empty() {
+            0
+        } else {
+            t.first().get::<i64>(1).ok().flatten().unwrap_or(0)
+        };
+        if pending > 0 && pending >= batch as i64 {
+            fold(c, coll_id);
+        }
+    });
+}
+
+/// Folds every committed pending document of a collection into `term_stats`.
+/// Returns the number of pending documents folded.
+fn fold(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 {
+    let t = c
+        .update(
+            "WITH d AS (DELETE FROM dedup.term_stats_pending WHERE collection_id = $1 RETURNING terms, tfs, sign), \
+                  agg AS (SELECT u.term, sum(d.sign)::int8 AS df, sum(d.sign * u.tf)::int8 AS cf \
+                          FROM d, unnest(d.terms, d.tfs) AS u(term, tf) GROUP BY u.term), \
+                  ins AS (INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
+                          SELECT $1, term, df, cf FROM agg WHERE df <> 0 OR cf <> 0 ORDER BY term COLLATE \"C\" \
+                          ON CONFLICT (collection_id, term) DO UPDATE SET df = s.df + excluded.df, cf = s.cf + excluded.cf \
+                          RETURNING s.term, s.df, s.cf) \
+             SELECT (SELECT count(*) FROM d), ARRAY(SELECT term FROM ins WHERE df <= 0 OR cf <= 0)",
             None,
-            &[coll_id.into(), len.into()],
+            &[coll_id.into()],
         )
         .unwrap_or_else(|e| spi_err(e));
-    });
+    let r = t.first();
+    let folded = r.get::<i64>(1).ok().flatten().unwrap_or(0);
+    let empty: Vec<String> = r.get::<Vec<String>>(2).ok().flatten().unwrap_or_default();
+    if !empty.is_empty() {
+        c.update(
+            "DELETE FROM dedup.term_stats WHERE collection_id = $1 AND term = ANY($2) AND (df <= 0 OR cf <= 0)",
+            None,
+            &[coll_id.into(), empty.into()],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+    }
+    c.update(
+        "UPDATE dedup.collection_stats SET pending = greatest(pending - $2, 0) WHERE collection_id = $1",
+        None,
+        &[coll_id.into(), folded.into()],
+    )
+    .unwrap_or_else(|e| spi_err(e));
+    folded
+}
+
+/// Folds a collection's pending documents (see `dedup.stats_batch`) into its term
+/// statistics now. Returns how many pending documents were folded.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn flush_stats(collection: &str) -> i64 {
+    let coll = load(collection);
+    Spi::connect_mut(|c| {
+        c.update(
+            "SELECT 1 FROM dedup.collection_stats WHERE collection_id = $1 FOR UPDATE",
+            None,
+            &[coll.id.into()],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+        fold(c, coll.id)
+    })
 }
 
 /// Adds a document to a collection's statistics.
@@ -637,8 +712,12 @@ const STEPS: i64 = 10;
 /// chunks so progress can be reported, through a temp table; then refreshes the
 /// derived per-row values. Returns the number of documents read.
 #[pg_extern(volatile, parallel_unsafe)]
-pub fn _recompute(collection: &str, tbl: Option<pg_sys::Oid>, doc_column: Option<&str>) -> i64 {
-    let coll = load(collection);
+pub fn _recompute(
+    collection: Option<&str>,
+    tbl: Option<pg_sys::Oid>,
+    doc_column: Option<&str>,
+) -> Option<i64> {
+    let coll = load(collection?);
     if let (Some(tbl), Some(col)) = (tbl, doc_column) {
         quoted_doc_column(tbl, col);
         // A single dedup.signature column is refreshed too.
@@ -661,7 +740,7 @@ pub fn _recompute(collection: &str, tbl: Option<pg_sys::Oid>, doc_column: Option
             .unwrap_or_else(|e| spi_err(e));
         });
     }
-    recompute_collection(&coll)
+    Some(recompute_collection(&coll))
 }
 
 pub fn recompute_collection(coll: &Collection) -> i64 {
@@ -768,6 +847,8 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
     Spi::connect_mut(|c| {
         for sql in [
             "DELETE FROM dedup.term_stats WHERE collection_id = $1",
+            // Pending documents of committed transactions are in the tables just read.
+            "DELETE FROM dedup.term_stats_pending WHERE collection_id = $1",
             "INSERT INTO dedup.term_stats (collection_id, term, df, cf) \
              SELECT $1, term, sum(df), sum(cf) FROM _dedup_recompute GROUP BY term",
         ] {
@@ -776,7 +857,7 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
         }
         c.update(
             "UPDATE dedup.collection_stats SET n_docs = $2, total_len = $3, last_recompute = now(), \
-             n_docs_at_recompute = $2, changes_since_recompute = 0 WHERE collection_id = $1",
+             n_docs_at_recompute = $2, changes_since_recompute = 0, pending = 0 WHERE collection_id = $1",
             None,
             &[coll.id.into(), n_docs.into(), total_len.into()],
         )

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # 8 concurrent sessions call dedup.add_document on overlapping documents; the
 # statistics must then equal a fresh recompute over exactly the documents added.
+# Runs twice: with term statistics updated at once (dedup.stats_batch = 1) and
+# batched (16, then dedup.flush_stats).
 # Usage: add_document.sh PSQL_ARGS...   (connection options for psql and pgbench)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 psql_() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+for batch in 1 16; do
 psql_ "$@" >/dev/null <<'SQL'
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS conc_docs, conc_added, conc_added_docs;
@@ -26,10 +29,12 @@ SELECT dedup.add_document('conc', doc) FROM conc_docs WHERE id = :id;
 INSERT INTO conc_added VALUES (:id);
 COMMIT;
 SQL
-pgbench -n -c 8 -j 2 -t 60 -f /tmp/pg_dedup_conc_add.sql "$@" >/tmp/pg_dedup_conc_add.log 2>&1 || {
+PGOPTIONS="-c dedup.stats_batch=$batch" pgbench -n -c 8 -j 2 -t 60 -f /tmp/pg_dedup_conc_add.sql "$@" >/tmp/pg_dedup_conc_add.log 2>&1 || {
   cat /tmp/pg_dedup_conc_add.log; exit 1; }
 grep -E "number of (transactions actually processed|failed)" /tmp/pg_dedup_conc_add.log || true
 psql_ -t -A "$@" <<'SQL' > /tmp/pg_dedup_conc_add.out
+SET client_min_messages = warning;
+SELECT 'folded ' || dedup.flush_stats('conc');
 CREATE TABLE conc_added_docs AS SELECT d.doc FROM conc_added a JOIN conc_docs d USING (id);
 SET client_min_messages = warning;
 SELECT 'recomputed ' || dedup.recompute('conc_added_docs', 'doc', 'conc_check');
@@ -44,4 +49,5 @@ cat /tmp/pg_dedup_conc_add.out
 grep -qx "term rows differing: 0" /tmp/pg_dedup_conc_add.out
 grep -qx "collection rows equal: true" /tmp/pg_dedup_conc_add.out
 grep -qx "documents added: 480" /tmp/pg_dedup_conc_add.out
-echo "add_document under 8 concurrent sessions: statistics equal a recompute"
+echo "add_document under 8 concurrent sessions, stats_batch $batch: statistics equal a recompute"
+done

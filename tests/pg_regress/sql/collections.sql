@@ -93,3 +93,22 @@ SELECT (SELECT s FROM par_result) = dedup.term_stats_agg(doc) AS parallel_equals
        (SELECT s->'n_docs' FROM par_result) AS n_docs
 FROM par;
 ROLLBACK;
+
+-- Batched statistics: with dedup.stats_batch > 1, term rows lag N until a fold.
+BEGIN;
+SELECT dedup.create_collection('batched');
+SET LOCAL dedup.stats_batch = 3;
+CREATE TEMP TABLE bd AS
+SELECT i, dedup.to_document('кот пес рыба ' || repeat('птица ', i), lang => 'simple') AS doc FROM generate_series(1, 5) i;
+SELECT count(dedup.add_document('batched', doc)) FROM bd;
+SELECT n_docs, pending FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id
+WHERE c.name = 'batched';
+SELECT term, df, cf FROM dedup.term_stats_by_name WHERE collection = 'batched' ORDER BY term;
+SELECT dedup.flush_stats('batched') AS folded;
+SELECT term, df, cf FROM dedup.term_stats_by_name WHERE collection = 'batched' ORDER BY term;
+SELECT dedup.remove_document('batched', doc) FROM bd WHERE i = 5;
+SELECT dedup.flush_stats('batched') AS folded;
+SELECT (SELECT jsonb_object_agg(term, jsonb_build_array(df, cf)) FROM dedup.term_stats_by_name WHERE collection = 'batched')
+     = (SELECT dedup.term_stats_agg(doc)->'terms' FROM bd WHERE i < 5) AS equals_aggregate;
+SELECT err($$SET LOCAL dedup.stats_batch = 0$$);
+ROLLBACK;
