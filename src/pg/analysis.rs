@@ -7,19 +7,11 @@ use crate::features;
 use crate::pg::collections::Weigher;
 use crate::pg::ingest::{score, table_config, verdict_of};
 use crate::pg::models::{self, verdict, Authorities, Loaded};
-use crate::pg::raise_with;
+use crate::pg::spi_err;
 use crate::pg::types::DocumentDatum;
 use pgrx::prelude::*;
 use std::collections::HashMap;
 use std::rc::Rc;
-
-fn spi_err(e: pgrx::spi::Error) -> ! {
-    raise_with(
-        PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-        format!("SPI error: {e}"),
-        None,
-    )
-}
 
 /// A judged candidate pair (a < b by key).
 pub struct PairRow {

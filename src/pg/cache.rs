@@ -64,3 +64,27 @@ where
 {
     cell.with(|c| f(c.borrow_mut().current()))
 }
+
+thread_local! {
+    static HOOKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+    if event == pg_sys::XactEvent::XACT_EVENT_ABORT
+        || event == pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT
+    {
+        crate::pg::models::clear_cache();
+        crate::pg::collections::clear_backend_cache();
+    }
+}
+
+/// Registers, once per backend, the transaction callback that empties the
+/// backend-level caches (models, term statistics) when a transaction aborts.
+pub fn ensure_abort_hook() {
+    if !HOOKED.with(|h| h.replace(true)) {
+        // SAFETY: registers a static function once per backend; it only clears
+        // thread-local maps.
+        unsafe { pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut()) };
+    }
+}

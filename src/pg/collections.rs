@@ -3,7 +3,8 @@
 
 use crate::document::Document;
 use crate::error::DedupError;
-use crate::pg::cache::{self, Stamp, StmtMap};
+use crate::pg::cache::{self, StmtMap};
+use crate::pg::spi_err;
 use crate::pg::types::DocumentDatum;
 use crate::pg::{raise, OrRaise};
 use crate::text::Lang;
@@ -34,19 +35,41 @@ fn unknown_collection(name: &str) -> DedupError {
     }
 }
 
-fn spi_err(e: pgrx::spi::Error) -> ! {
-    raise_internal(format!("SPI error: {e}"))
-}
-
 fn raise_internal(msg: String) -> ! {
     crate::pg::raise_with(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, msg, None)
 }
 
 thread_local! {
     static COLLECTIONS: RefCell<StmtMap<String, Collection>> = RefCell::new(StmtMap::default());
-    /// Term statistics fetched by [`Weigher`]s in this statement, per collection id.
-    static TERMS: RefCell<StmtMap<i32, (CollectionStats, HashMap<String, TermStat>)>> =
-        RefCell::new(StmtMap::default());
+    /// Term statistics fetched by [`Weigher`]s, per collection id, kept across
+    /// statements while the collection's N stays within [`DRIFT`] of the N they were
+    /// read at (see [`Weigher::new`]).
+    static TERMS: RefCell<HashMap<i32, CachedTerms>> = RefCell::new(HashMap::new());
+    static STATES: RefCell<StmtMap<i32, (CollectionStats, Option<i64>)>> = RefCell::new(StmtMap::default());
+    /// The term lookup, planned once per backend.
+    static TERM_LOOKUP: RefCell<Option<pgrx::spi::OwnedPreparedStatement>> = const { RefCell::new(None) };
+}
+
+/// Term statistics a backend read, and the collection state they were read in.
+struct CachedTerms {
+    n_docs: i64,
+    last_recompute: Option<i64>,
+    terms: HashMap<String, TermStat>,
+}
+
+/// Cached df/cf are reused while the collection's N has moved by at most this share
+/// since they were read (and there was no recompute). Weights move far less than N:
+/// at 1 % a term's IDF changes by about 0.01 nats. Small collections (N < 100) are
+/// always re-read, so hand-checked examples stay exact.
+pub const DRIFT: f64 = 0.01;
+
+/// Largest number of cached terms per collection before the cache starts over.
+const MAX_CACHED_TERMS: usize = 2_000_000;
+
+/// Empties the backend term cache (on transaction abort: what was read may have
+/// included the aborted transaction's own changes).
+pub fn clear_backend_cache() {
+    TERMS.with(|t| t.borrow_mut().clear());
 }
 
 /// Loads a collection by name (once per statement); an unknown name raises 42704.
@@ -98,6 +121,41 @@ fn load_uncached(name: &str) -> Collection {
     }
 }
 
+/// N, total length and the last recompute (microseconds) of a collection, read
+/// once per statement (and again after any write).
+fn collection_state(id: i32) -> (CollectionStats, Option<i64>) {
+    if let Some(s) = cache::with(&STATES, |m| m.get(&id).copied()) {
+        return s;
+    }
+    let s = collection_state_uncached(id);
+    cache::with(&STATES, |m| m.insert(id, s));
+    s
+}
+
+fn collection_state_uncached(id: i32) -> (CollectionStats, Option<i64>) {
+    Spi::connect(|c| {
+        let t = c
+            .select(
+                "SELECT n_docs, total_len, (extract(epoch FROM last_recompute) * 1e6)::int8 \
+                 FROM dedup.collection_stats WHERE collection_id = $1",
+                Some(1),
+                &[id.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        if t.is_empty() {
+            return (CollectionStats::default(), None);
+        }
+        let r = t.first();
+        (
+            CollectionStats {
+                n_docs: r.get::<i64>(1).ok().flatten().unwrap_or(0),
+                total_len: r.get::<i64>(2).ok().flatten().unwrap_or(0),
+            },
+            r.get::<i64>(3).ok().flatten(),
+        )
+    })
+}
+
 /// N and total length of a collection.
 pub fn collection_stats(id: i32) -> CollectionStats {
     Spi::connect(|c| {
@@ -120,53 +178,65 @@ pub fn collection_stats(id: i32) -> CollectionStats {
 }
 
 /// df/cf of each of `terms` (sorted, unique), aligned; unseen terms get zeros.
+/// The query is planned once per backend and kept (SPI_keepplan).
 pub fn term_stats(id: i32, terms: &[String]) -> Vec<TermStat> {
     let mut out = vec![TermStat::default(); terms.len()];
     if terms.is_empty() {
         return out;
     }
     Spi::connect(|c| {
-        let t = c
-            .select(
-                "SELECT u.i, s.df, s.cf FROM unnest($2::text[]) WITH ORDINALITY AS u(term, i) \
-                 JOIN dedup.term_stats s ON s.collection_id = $1 AND s.term = u.term",
-                None,
-                &[id.into(), terms.to_vec().into()],
-            )
-            .unwrap_or_else(|e| spi_err(e));
-        for r in t {
-            let i = r.get::<i64>(1).ok().flatten().unwrap_or(0) as usize;
-            if (1..=out.len()).contains(&i) {
-                out[i - 1] = TermStat {
-                    df: r.get::<i64>(2).ok().flatten().unwrap_or(0),
-                    cf: r.get::<i64>(3).ok().flatten().unwrap_or(0),
-                };
+        TERM_LOOKUP.with(|cell| {
+            let mut cell = cell.borrow_mut();
+            if cell.is_none() {
+                let stmt = c
+                    .prepare(
+                        "SELECT u.i, s.df, s.cf FROM unnest($2::text[]) WITH ORDINALITY AS u(term, i) \
+                         JOIN dedup.term_stats s ON s.collection_id = $1 AND s.term = u.term",
+                        &[pgrx::PgOid::from(pg_sys::INT4OID), pgrx::PgOid::from(pg_sys::TEXTARRAYOID)],
+                    )
+                    .unwrap_or_else(|e| spi_err(e));
+                *cell = Some(stmt.keep());
             }
-        }
+            let Some(stmt) = cell.as_ref() else { return };
+            let t = c.select(stmt, None, &[id.into(), terms.to_vec().into()]).unwrap_or_else(|e| spi_err(e));
+            for r in t {
+                let i = r.get::<i64>(1).ok().flatten().unwrap_or(0) as usize;
+                if (1..=out.len()).contains(&i) {
+                    out[i - 1] = TermStat {
+                        df: r.get::<i64>(2).ok().flatten().unwrap_or(0),
+                        cf: r.get::<i64>(3).ok().flatten().unwrap_or(0),
+                    };
+                }
+            }
+        })
     });
     out
 }
 
 /// Weighs documents against one collection's statistics, fetching the df/cf of
-/// many documents' terms in one query. What it fetched is handed on to the next
-/// `Weigher` of the same collection in the same statement (see [`cache`]), unless a
-/// write happened in between.
+/// many documents' terms in one query. What it fetched stays in a per-backend cache
+/// for the next `Weigher` of the collection while N moves by at most [`DRIFT`].
 pub struct Weigher<'c> {
     pub coll: &'c Collection,
     params: Params,
     stats: CollectionStats,
     terms: HashMap<String, TermStat>,
-    born: Stamp,
+    last_recompute: Option<i64>,
+    read_at: i64,
 }
 
 impl Drop for Weigher<'_> {
     fn drop(&mut self) {
-        if cache::stamp() == self.born {
-            let terms = std::mem::take(&mut self.terms);
-            let id = self.coll.id;
-            let stats = self.stats;
-            cache::with(&TERMS, |m| m.insert(id, (stats, terms)));
+        let terms = std::mem::take(&mut self.terms);
+        if terms.len() > MAX_CACHED_TERMS {
+            return;
         }
+        let entry = CachedTerms {
+            n_docs: self.read_at,
+            last_recompute: self.last_recompute,
+            terms,
+        };
+        TERMS.with(|t| t.borrow_mut().insert(self.coll.id, entry));
     }
 }
 
@@ -176,15 +246,32 @@ impl<'c> Weigher<'c> {
         if let Some(w) = scheme {
             params.weighting = w;
         }
-        let born = cache::stamp();
-        let (stats, terms) = cache::with(&TERMS, |m| m.remove(&coll.id))
-            .unwrap_or_else(|| (collection_stats(coll.id), HashMap::new()));
+        cache::ensure_abort_hook();
+        let (stats, last_recompute) = collection_state(coll.id);
+        let cached = TERMS.with(|t| t.borrow_mut().remove(&coll.id));
+        // `read_at` is the N the cached terms were read at: drift is measured from it,
+        // not from the last Weigher that reused them, so it cannot creep.
+        let (terms, read_at) = match cached {
+            Some(c)
+                if c.last_recompute == last_recompute
+                    && c.n_docs >= 100
+                    && ((stats.n_docs - c.n_docs).abs() as f64) <= DRIFT * c.n_docs as f64 =>
+            {
+                (c.terms, c.n_docs)
+            }
+            Some(mut c) => {
+                c.terms.clear();
+                (c.terms, stats.n_docs)
+            }
+            None => (HashMap::new(), stats.n_docs),
+        };
         Weigher {
             coll,
             params,
             stats,
             terms,
-            born,
+            last_recompute,
+            read_at,
         }
     }
 

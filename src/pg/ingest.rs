@@ -11,6 +11,7 @@ use crate::pg::cache::{self, StmtMap};
 use crate::pg::collections::{self, Collection, Weigher};
 use crate::pg::models::{self, verdict, Authorities, Loaded, Weighted};
 use crate::pg::signature::options_of;
+use crate::pg::spi_err;
 use crate::pg::types::{DocumentDatum, SignatureDatum};
 use crate::pg::{raise, raise_with};
 use crate::signature::Signature;
@@ -20,14 +21,6 @@ use std::rc::Rc;
 
 /// Candidates examined per new document, best signature matches first.
 pub const MAX_CANDIDATES: i64 = 50;
-
-fn spi_err(e: pgrx::spi::Error) -> ! {
-    raise_with(
-        PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-        format!("SPI error: {e}"),
-        None,
-    )
-}
 
 /// How a table was enabled (`dedup.enabled_tables`).
 pub struct TableConfig {

@@ -54,3 +54,22 @@ impl<T> OrRaise<T> for Result<T, DedupError> {
         }
     }
 }
+
+/// An SPI failure that no user input should cause. Raised as XX000.
+pub fn spi_err(e: pgrx::spi::Error) -> ! {
+    raise_with(
+        PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+        format!("SPI error: {e}"),
+        None,
+    )
+}
+
+/// A user-supplied query whose columns do not have the documented types. Raised
+/// as 42804 datatype_mismatch; `expected` names the columns it must return.
+pub fn query_err(expected: &str, _e: pgrx::spi::Error) -> ! {
+    raise_with(
+        PgSqlErrorCode::ERRCODE_DATATYPE_MISMATCH,
+        format!("pairs query returned a column of the wrong type: it must return {expected}"),
+        None,
+    )
+}

@@ -7,7 +7,8 @@ use crate::error::DedupError;
 use crate::features::{self, Side, FEATURE_NAMES, N_FEATURES};
 use crate::pg::collections::{self, Collection};
 use crate::pg::types::DocumentDatum;
-use crate::pg::{raise, raise_with, OrRaise};
+use crate::pg::{query_err, spi_err};
+use crate::pg::{raise, OrRaise};
 use crate::svm::{self, Example, Kernel, Model, PairOutcome, TrainOptions};
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -26,14 +27,6 @@ impl From<PairOutcome> for verdict {
             PairOutcome::Mutual => verdict::mutual,
         }
     }
-}
-
-fn spi_err(e: pgrx::spi::Error) -> ! {
-    raise_with(
-        PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-        format!("SPI error: {e}"),
-        None,
-    )
 }
 
 // ---- one side of a comparison ------------------------------------------------------
@@ -71,7 +64,7 @@ pub fn authority(coll: &Collection, source: Option<&str>) -> f64 {
 
 pub fn weigh(doc: Document, coll: &Collection) -> Weighted {
     let (body, title) = collections::document_weights(&doc, coll, None);
-    let authority = authority(coll, doc.source.as_deref());
+    let authority = Authorities::cached(coll).of(doc.source.as_deref());
     Weighted {
         doc,
         body,
@@ -83,7 +76,22 @@ pub fn weigh(doc: Document, coll: &Collection) -> Weighted {
 /// Every source authority of a collection, loaded once for work over many documents.
 pub struct Authorities(HashMap<String, f64>);
 
+thread_local! {
+    static AUTHORITIES: RefCell<crate::pg::cache::StmtMap<i32, Rc<Authorities>>> =
+        RefCell::new(crate::pg::cache::StmtMap::default());
+}
+
 impl Authorities {
+    /// The collection's authorities, read once per statement.
+    pub fn cached(coll: &Collection) -> Rc<Authorities> {
+        if let Some(a) = crate::pg::cache::with(&AUTHORITIES, |m| m.get(&coll.id).cloned()) {
+            return a;
+        }
+        let a = Rc::new(Authorities::load(coll));
+        crate::pg::cache::with(&AUTHORITIES, |m| m.insert(coll.id, a.clone()));
+        a
+    }
+
     pub fn load(coll: &Collection) -> Self {
         let map = Spi::connect(|c| {
             let t = c
@@ -161,16 +169,12 @@ thread_local! {
     /// statement; the whole cache is dropped on transaction abort (a rolled-back
     /// `train` must not leave its model here).
     static CACHE: RefCell<HashMap<String, CacheEntry>> = RefCell::new(HashMap::new());
-    static CALLBACK: RefCell<bool> = const { RefCell::new(false) };
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
-    if event == pg_sys::XactEvent::XACT_EVENT_ABORT
-        || event == pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT
-    {
-        CACHE.with(|c| c.borrow_mut().clear());
-    }
+/// Drops every cached model (on transaction abort: a rolled-back `train` must not
+/// leave its model here).
+pub fn clear_cache() {
+    CACHE.with(|c| c.borrow_mut().clear());
 }
 
 fn statement_stamp() -> (i64, i64) {
@@ -192,13 +196,7 @@ fn unknown_model(name: &str) -> DedupError {
 
 /// The model `name`, from the cache when its version is current.
 pub fn model(name: &str) -> Rc<Loaded> {
-    CALLBACK.with(|done| {
-        if !*done.borrow() {
-            // SAFETY: registers a static callback once per backend.
-            unsafe { pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut()) };
-            *done.borrow_mut() = true;
-        }
-    });
+    crate::pg::cache::ensure_abort_hook();
     let stamp = statement_stamp();
     if let Some(l) = CACHE.with(|c| {
         c.borrow()
@@ -343,11 +341,37 @@ fn labelled_pairs(query: &str) -> Vec<(Document, Document, bool, bool)> {
         }
         let mut out = Vec::new();
         for r in t {
-            let a = r.get::<DocumentDatum>(1).unwrap_or_else(|e| spi_err(e));
-            let b = r.get::<DocumentDatum>(2).unwrap_or_else(|e| spi_err(e));
+            let a = r.get::<DocumentDatum>(1).unwrap_or_else(|e| {
+                query_err(
+                    "(a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)",
+                    e,
+                )
+            });
+            let b = r.get::<DocumentDatum>(2).unwrap_or_else(|e| {
+                query_err(
+                    "(a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)",
+                    e,
+                )
+            });
             let (Some(a), Some(b)) = (a, b) else { continue };
-            let ab = r.get::<bool>(3).ok().flatten().unwrap_or(false);
-            let ba = r.get::<bool>(4).ok().flatten().unwrap_or(false);
+            let ab = r
+                .get::<bool>(3)
+                .unwrap_or_else(|e| {
+                    query_err(
+                        "(a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)",
+                        e,
+                    )
+                })
+                .unwrap_or(false);
+            let ba = r
+                .get::<bool>(4)
+                .unwrap_or_else(|e| {
+                    query_err(
+                        "(a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)",
+                        e,
+                    )
+                })
+                .unwrap_or(false);
             out.push((a.decode(), b.decode(), ab, ba));
         }
         out

@@ -7,19 +7,12 @@ use crate::error::DedupError;
 use crate::gucs;
 use crate::pg::collections::{self, Collection};
 use crate::pg::types::{DocumentDatum, SignatureDatum};
+use crate::pg::{query_err, spi_err};
 use crate::pg::{raise, raise_with, OrRaise};
 use crate::signature::{self, Scheme, Signature, SignatureOptions, Tri};
 use pgrx::prelude::*;
 use pgrx::{FromDatum, Internal, StringInfo};
 use std::ffi::CStr;
-
-fn spi_err(e: pgrx::spi::Error) -> ! {
-    raise_with(
-        PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-        format!("SPI error: {e}"),
-        None,
-    )
-}
 
 // ---- type I/O (declared in sql/bootstrap.sql) ---------------------------------------
 
@@ -450,9 +443,24 @@ fn filter_quality(
         }
         t.into_iter()
             .filter_map(|r| {
-                let a = r.get::<DocumentDatum>(1).unwrap_or_else(|e| spi_err(e))?;
-                let b = r.get::<DocumentDatum>(2).unwrap_or_else(|e| spi_err(e))?;
-                let coll = r.get::<String>(3).unwrap_or_else(|e| spi_err(e))?;
+                let a = r.get::<DocumentDatum>(1).unwrap_or_else(|e| {
+                    query_err(
+                        "(a dedup.document, b dedup.document, collection text, label boolean)",
+                        e,
+                    )
+                })?;
+                let b = r.get::<DocumentDatum>(2).unwrap_or_else(|e| {
+                    query_err(
+                        "(a dedup.document, b dedup.document, collection text, label boolean)",
+                        e,
+                    )
+                })?;
+                let coll = r.get::<String>(3).unwrap_or_else(|e| {
+                    query_err(
+                        "(a dedup.document, b dedup.document, collection text, label boolean)",
+                        e,
+                    )
+                })?;
                 let label = r.get::<bool>(4).ok().flatten().unwrap_or(false);
                 Some((a.decode(), b.decode(), coll, label))
             })

@@ -32,6 +32,8 @@ SELECT err($$SELECT dedup.train('x', 'm', 'SELECT a, a, false, false FROM labell
 SELECT err($$SELECT dedup.train('x', 'm', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled', '{"kernel": "poly"}')$$);
 SELECT err($$SELECT dedup.train('x', 'm', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled', '{"features": ["nope"]}')$$);
 SELECT err($$SELECT dedup.train('x', 'm', 'SELECT 1')$$);
+SELECT err($$SELECT dedup.train('x', 'm', 'SELECT 1, 2, true, false FROM generate_series(1, 20)')$$);
+SELECT err($$SELECT dedup.train('x', 'm', 'SELEC nonsense')$$);
 SELECT err($$SELECT dedup.train('x', 'nope', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled')$$);
 
 -- Train a linear and an rbf model.
