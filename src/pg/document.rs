@@ -33,30 +33,9 @@ fn document_out(doc: DocumentDatum) -> &'static CStr {
 
 #[pg_extern(immutable, strict, parallel_safe, sql = false)]
 fn document_recv(mut buf: Internal) -> DocumentDatum {
-    // SAFETY: PostgreSQL passes a StringInfo as the receive function's argument.
-    let info = unsafe { buf.get_mut::<pg_sys::StringInfoData>() };
-    let Some(info) = info else {
-        raise_with(
-            PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
-            "missing binary input for dedup.document".into(),
-            None,
-        )
-    };
-    let (start, len) = (info.cursor.max(0) as usize, info.len.max(0) as usize);
-    // SAFETY: `data` holds `len` bytes; we read [cursor, len) and then consume them.
-    let bytes = unsafe {
-        std::slice::from_raw_parts(info.data.cast::<u8>().add(start), len - start.min(len))
-    }
-    .to_vec();
-    info.cursor = info.len;
-    if let Err(e) = Document::decode(&bytes) {
-        raise_with(
-            PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
-            format!("invalid binary representation of dedup.document: {e}"),
-            None,
-        );
-    }
-    DocumentDatum(bytes)
+    DocumentDatum(crate::pg::types::receive(&mut buf, "dedup.document", |b| {
+        Document::decode(b).map(|_| ())
+    }))
 }
 
 #[pg_extern(immutable, strict, parallel_safe, sql = false)]

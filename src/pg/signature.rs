@@ -8,7 +8,7 @@ use crate::gucs;
 use crate::pg::collections::{self, Collection};
 use crate::pg::types::{DocumentDatum, SignatureDatum};
 use crate::pg::{query_err, spi_err};
-use crate::pg::{raise, raise_with, OrRaise};
+use crate::pg::{raise, OrRaise};
 use crate::signature::{self, Scheme, Signature, SignatureOptions, Tri};
 use pgrx::prelude::*;
 use pgrx::{FromDatum, Internal, StringInfo};
@@ -36,32 +36,11 @@ fn signature_out(sig: SignatureDatum) -> &'static CStr {
 
 #[pg_extern(immutable, strict, parallel_safe, sql = false)]
 fn signature_recv(mut buf: Internal) -> SignatureDatum {
-    // SAFETY: PostgreSQL passes a StringInfo as the receive function's argument.
-    let Some(info) = (unsafe { buf.get_mut::<pg_sys::StringInfoData>() }) else {
-        raise_with(
-            PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
-            "missing binary input".into(),
-            None,
-        )
-    };
-    let (start, len) = (info.cursor.max(0) as usize, info.len.max(0) as usize);
-    // SAFETY: `data` holds `len` bytes; we read [cursor, len) and consume them.
-    let bytes = unsafe {
-        std::slice::from_raw_parts(
-            info.data.cast::<u8>().add(start.min(len)),
-            len - start.min(len),
-        )
-    }
-    .to_vec();
-    info.cursor = info.len;
-    if let Err(e) = Signature::decode(&bytes) {
-        raise_with(
-            PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
-            format!("invalid binary representation of dedup.signature: {e}"),
-            None,
-        );
-    }
-    SignatureDatum(bytes)
+    SignatureDatum(crate::pg::types::receive(
+        &mut buf,
+        "dedup.signature",
+        |b| Signature::decode(b).map(|_| ()),
+    ))
 }
 
 #[pg_extern(immutable, strict, parallel_safe, sql = false)]

@@ -156,3 +156,35 @@ unsafe impl SqlTranslatable for Verdict {
     const RETURN_SQL: Result<ReturnsRef, ReturnsError> =
         Ok(ReturnsRef::One(SqlMappingRef::literal("dedup.verdict")));
 }
+
+/// The bytes of a binary-receive call (the rest of the `StringInfo`), checked by
+/// `check`; anything malformed is 22P03 invalid_binary_representation.
+pub fn receive<E: std::fmt::Display>(
+    buf: &mut pgrx::Internal,
+    type_name: &str,
+    check: impl FnOnce(&[u8]) -> Result<(), E>,
+) -> Vec<u8> {
+    // SAFETY: PostgreSQL passes a StringInfo as a receive function's argument.
+    let Some(info) = (unsafe { buf.get_mut::<pg_sys::StringInfoData>() }) else {
+        crate::pg::raise_with(
+            pgrx::PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
+            format!("missing binary input for {type_name}"),
+            None,
+        )
+    };
+    let len = info.len.max(0) as usize;
+    let start = (info.cursor.max(0) as usize).min(len);
+    // SAFETY: `data` holds `len` bytes; we read [cursor, len) and then consume them.
+    let bytes =
+        unsafe { std::slice::from_raw_parts(info.data.cast::<u8>().add(start), len - start) }
+            .to_vec();
+    info.cursor = info.len;
+    if let Err(e) = check(&bytes) {
+        crate::pg::raise_with(
+            pgrx::PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
+            format!("invalid binary representation of {type_name}: {e}"),
+            None,
+        );
+    }
+    bytes
+}
