@@ -195,7 +195,7 @@ pub fn check(
     // terms come from one query each.
     let mut weigher = Weigher::new(&cfg.coll, None);
     weigher.prefetch([&doc]);
-    let auth = Authorities::load(&cfg.coll);
+    let auth = Authorities::cached(&cfg.coll);
     let new = models::weigh_with(doc, &weigher, &auth);
     let sig = crate::signature::signature(&new.doc, &new.body, &opts);
     if commit && !sig.keys.is_empty() {
@@ -213,8 +213,8 @@ pub fn check(
     weigher.prefetch(cands.iter().map(|c| &c.doc));
     let cands: Vec<(Candidate, Weighted)> = cands
         .into_iter()
-        .map(|c| {
-            let w = models::weigh_with(c.doc.clone(), &weigher, &auth);
+        .map(|mut c| {
+            let w = models::weigh_with(std::mem::take(&mut c.doc), &weigher, &auth);
             (c, w)
         })
         .collect();

@@ -50,18 +50,6 @@ impl Weighted {
     }
 }
 
-/// Authority of a source in a collection: `dedup.sources`, default 0.5.
-pub fn authority(coll: &Collection, source: Option<&str>) -> f64 {
-    let Some(source) = source else { return 0.5 };
-    Spi::get_one_with_args::<f64>(
-        "SELECT authority FROM dedup.sources WHERE collection = $1 AND source = $2",
-        &[coll.name.as_str().into(), source.into()],
-    )
-    .ok()
-    .flatten()
-    .unwrap_or(0.5)
-}
-
 pub fn weigh(doc: Document, coll: &Collection) -> Weighted {
     let (body, title) = collections::document_weights(&doc, coll, None);
     let authority = Authorities::cached(coll).of(doc.source.as_deref());
