@@ -49,6 +49,14 @@ CREATE TABLE dedup.term_stats_pending (
     sign           int2 NOT NULL CHECK (sign IN (-1, 1))
 );
 CREATE INDEX term_stats_pending_collection ON dedup.term_stats_pending (collection_id);
+-- A pending row holds a whole document's terms: lz4 where the server has it.
+DO $$
+BEGIN
+    ALTER TABLE dedup.term_stats_pending ALTER COLUMN terms SET COMPRESSION lz4,
+                                         ALTER COLUMN tfs SET COMPRESSION lz4;
+EXCEPTION WHEN feature_not_supported THEN
+    NULL;
+END $$;
 COMMENT ON TABLE dedup.term_stats_pending IS
     'Documents waiting to be folded into term_stats (dedup.stats_batch); dedup.flush_stats folds them now';
 

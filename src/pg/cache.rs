@@ -88,3 +88,72 @@ pub fn ensure_abort_hook() {
         unsafe { pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut()) };
     }
 }
+
+// ---- kept plans -------------------------------------------------------------------
+
+use pgrx::datum::DatumWithOid;
+use pgrx::spi::{OwnedPreparedStatement, SpiClient, SpiTupleTable};
+use std::rc::Rc;
+
+thread_local! {
+    /// Plans of the per-row queries, by SQL text and argument types.
+    static PLANS: RefCell<HashMap<(String, Vec<u32>, bool), Rc<OwnedPreparedStatement>>> =
+        RefCell::new(HashMap::new());
+}
+
+/// More distinct statements than this (one per enabled table at most, plus a
+/// dozen fixed ones) means something generates SQL freely: start over.
+const MAX_PLANS: usize = 512;
+
+/// A plan for `sql`, parsed and prepared once per backend and kept (SPI_keepplan).
+/// PostgreSQL re-plans it by itself when a table it reads is altered, dropped or
+/// re-analyzed (plan cache invalidation), so keeping it is always safe. Per-row
+/// queries of the trigger used to be parsed and planned for every row: about a
+/// tenth of an insert's time.
+fn plan(c: &SpiClient<'_>, sql: &str, args: &[DatumWithOid<'_>], mutating: bool) -> Rc<OwnedPreparedStatement> {
+    let oids: Vec<u32> = args.iter().map(|a| a.oid().to_u32()).collect();
+    let key = (sql.to_owned(), oids, mutating);
+    if let Some(p) = PLANS.with(|m| m.borrow().get(&key).cloned()) {
+        return p;
+    }
+    let types: Vec<pgrx::PgOid> = args.iter().map(|a| pgrx::PgOid::from(a.oid())).collect();
+    let prepared = if mutating {
+        c.prepare_mut(sql, &types)
+    } else {
+        c.prepare(sql, &types)
+    }
+    .unwrap_or_else(|e| crate::pg::spi_err(e));
+    let p = Rc::new(prepared.keep());
+    PLANS.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MAX_PLANS {
+            m.clear();
+        }
+        m.insert(key, p.clone());
+    });
+    p
+}
+
+/// Runs a read-only query through its kept plan.
+pub fn select<'c>(
+    c: &SpiClient<'c>,
+    sql: &str,
+    limit: Option<i64>,
+    args: &[DatumWithOid<'_>],
+) -> SpiTupleTable<'c> {
+    let p = plan(c, sql, args, false);
+    c.select(&*p, limit.map(|l| l as _), args)
+        .unwrap_or_else(|e| crate::pg::spi_err(e))
+}
+
+/// Runs a writing query through its kept plan.
+pub fn update<'c>(
+    c: &mut SpiClient<'c>,
+    sql: &str,
+    limit: Option<i64>,
+    args: &[DatumWithOid<'_>],
+) -> SpiTupleTable<'c> {
+    let p = plan(c, sql, args, true);
+    c.update(&*p, limit.map(|l| l as _), args)
+        .unwrap_or_else(|e| crate::pg::spi_err(e))
+}

@@ -42,25 +42,34 @@ fn raise_internal(msg: String) -> ! {
 thread_local! {
     static COLLECTIONS: RefCell<StmtMap<String, Collection>> = RefCell::new(StmtMap::default());
     /// Term statistics fetched by [`Weigher`]s, per collection id, kept across
-    /// statements while the collection's N stays within [`DRIFT`] of the N they were
-    /// read at (see [`Weigher::new`]).
+    /// statements; each entry while the collection's N stays within [`DRIFT`] of the
+    /// N it was read at (see [`Weigher::prefetch`]).
     static TERMS: RefCell<HashMap<i32, CachedTerms>> = RefCell::new(HashMap::new());
     static STATES: RefCell<StmtMap<i32, (CollectionStats, Option<i64>)>> = RefCell::new(StmtMap::default());
     /// The term lookup, planned once per backend.
     static TERM_LOOKUP: RefCell<Option<pgrx::spi::OwnedPreparedStatement>> = const { RefCell::new(None) };
 }
 
-/// Term statistics a backend read, and the collection state they were read in.
+/// Term statistics a backend read: each entry remembers the N it was read at.
 struct CachedTerms {
-    n_docs: i64,
     last_recompute: Option<i64>,
-    terms: HashMap<String, TermStat>,
+    terms: HashMap<String, Cached>,
 }
 
-/// Cached df/cf are reused while the collection's N has moved by at most this share
-/// since they were read (and there was no recompute). Weights move far less than N:
-/// at 1 % a term's IDF changes by about 0.01 nats. Small collections (N < 100) are
-/// always re-read, so hand-checked examples stay exact.
+/// One cached term: its df/cf and the collection's N when they were read.
+#[derive(Clone, Copy)]
+struct Cached {
+    stat: TermStat,
+    read_at: i64,
+}
+
+/// A cached df/cf is reused while the collection's N has moved by at most this
+/// share since that entry was read (and there was no recompute). Entries expire one
+/// by one, so a long ingest refreshes a steady trickle of terms instead of the whole
+/// cache at once. With `dedup.stats_batch` = B > DRIFT·N the tolerance is B documents,
+/// the lag the stored statistics already have. Weights move far less than N: at 1 % a term's IDF changes by about
+/// 0.01 nats. Small collections (N < 100) are always re-read, so hand-checked
+/// examples stay exact.
 pub const DRIFT: f64 = 0.01;
 
 /// Largest number of cached terms per collection before the cache starts over.
@@ -84,13 +93,12 @@ pub fn load(name: &str) -> Collection {
 
 fn load_uncached(name: &str) -> Collection {
     let row = Spi::connect(|c| {
-        let t = c
-            .select(
-                "SELECT id, lang, weighting, k1, b, options FROM dedup.collections WHERE name = $1",
-                Some(1),
-                &[name.into()],
-            )
-            .unwrap_or_else(|e| spi_err(e));
+        let t = cache::select(
+            c,
+            "SELECT id, lang, weighting, k1, b, options FROM dedup.collections WHERE name = $1",
+            Some(1),
+            &[name.into()],
+        );
         if t.is_empty() {
             return None;
         }
@@ -134,14 +142,13 @@ fn collection_state(id: i32) -> (CollectionStats, Option<i64>) {
 
 fn collection_state_uncached(id: i32) -> (CollectionStats, Option<i64>) {
     Spi::connect(|c| {
-        let t = c
-            .select(
-                "SELECT n_docs, total_len, (extract(epoch FROM last_recompute) * 1e6)::int8 \
-                 FROM dedup.collection_stats WHERE collection_id = $1",
-                Some(1),
-                &[id.into()],
-            )
-            .unwrap_or_else(|e| spi_err(e));
+        let t = cache::select(
+            c,
+            "SELECT n_docs, total_len, (extract(epoch FROM last_recompute) * 1e6)::int8 \
+             FROM dedup.collection_stats WHERE collection_id = $1",
+            Some(1),
+            &[id.into()],
+        );
         if t.is_empty() {
             return (CollectionStats::default(), None);
         }
@@ -221,14 +228,16 @@ pub fn term_stats(id: i32, terms: &[String]) -> Vec<TermStat> {
 
 /// Weighs documents against one collection's statistics, fetching the df/cf of
 /// many documents' terms in one query. What it fetched stays in a per-backend cache
-/// for the next `Weigher` of the collection while N moves by at most [`DRIFT`].
+/// for the next `Weigher` of the collection, each entry while N moves by at most
+/// [`DRIFT`] from where it was read.
 pub struct Weigher<'c> {
     pub coll: &'c Collection,
     params: Params,
     stats: CollectionStats,
-    terms: HashMap<String, TermStat>,
+    terms: HashMap<String, Cached>,
     last_recompute: Option<i64>,
-    read_at: i64,
+    /// Entries read at an N further than this from the current N are read again.
+    tolerance: i64,
 }
 
 impl Drop for Weigher<'_> {
@@ -238,7 +247,6 @@ impl Drop for Weigher<'_> {
             return;
         }
         let entry = CachedTerms {
-            n_docs: self.read_at,
             last_recompute: self.last_recompute,
             terms,
         };
@@ -255,21 +263,14 @@ impl<'c> Weigher<'c> {
         cache::ensure_abort_hook();
         let (stats, last_recompute) = collection_state(coll.id);
         let cached = TERMS.with(|t| t.borrow_mut().remove(&coll.id));
-        // `read_at` is the N the cached terms were read at: drift is measured from it,
-        // not from the last Weigher that reused them, so it cannot creep.
-        let (terms, read_at) = match cached {
-            Some(c)
-                if c.last_recompute == last_recompute
-                    && c.n_docs >= 100
-                    && ((stats.n_docs - c.n_docs).abs() as f64) <= DRIFT * c.n_docs as f64 =>
-            {
-                (c.terms, c.n_docs)
-            }
+        let small = stats.n_docs < 100;
+        let terms = match cached {
+            Some(c) if c.last_recompute == last_recompute && !small => c.terms,
             Some(mut c) => {
                 c.terms.clear();
-                (c.terms, stats.n_docs)
+                c.terms
             }
-            None => (HashMap::new(), stats.n_docs),
+            None => HashMap::new(),
         };
         Weigher {
             coll,
@@ -277,16 +278,27 @@ impl<'c> Weigher<'c> {
             stats,
             terms,
             last_recompute,
-            read_at,
+            // With dedup.stats_batch = B the stored df/cf already lag N by up to B
+            // documents, so entries B documents old are no staler than the table.
+            tolerance: if small {
+                0
+            } else {
+                ((DRIFT * stats.n_docs as f64) as i64).max(crate::gucs::stats_batch() as i64 - 1)
+            },
         }
     }
 
-    /// Fetches the statistics of every term of `docs` not fetched yet, in one query.
+    fn fresh(&self, c: &Cached) -> bool {
+        (self.stats.n_docs - c.read_at).abs() <= self.tolerance
+    }
+
+    /// Fetches the statistics of every term of `docs` not fetched yet (or fetched
+    /// too many documents ago), in one query.
     pub fn prefetch<'d>(&mut self, docs: impl IntoIterator<Item = &'d Document>) {
         let mut missing: Vec<String> = Vec::new();
         for d in docs {
             for t in d.terms.iter().chain(&d.title_terms) {
-                if !self.terms.contains_key(&t.term) {
+                if !self.terms.get(&t.term).is_some_and(|c| self.fresh(c)) {
                     missing.push(t.term.clone());
                 }
             }
@@ -297,8 +309,9 @@ impl<'c> Weigher<'c> {
             return;
         }
         let found = term_stats(self.coll.id, &missing);
-        for (t, s) in missing.into_iter().zip(found) {
-            self.terms.insert(t, s);
+        let read_at = self.stats.n_docs;
+        for (t, stat) in missing.into_iter().zip(found) {
+            self.terms.insert(t, Cached { stat, read_at });
         }
     }
 
@@ -316,7 +329,8 @@ impl<'c> Weigher<'c> {
                 if let Some(term) = r.get::<String>(1).ok().flatten() {
                     let df = r.get::<i64>(2).ok().flatten().unwrap_or(0);
                     let cf = r.get::<i64>(3).ok().flatten().unwrap_or(0);
-                    self.terms.insert(term, TermStat { df, cf });
+                    let read_at = self.stats.n_docs;
+                    self.terms.insert(term, Cached { stat: TermStat { df, cf }, read_at });
                 }
             }
         });
@@ -325,7 +339,7 @@ impl<'c> Weigher<'c> {
     fn lookup(&self, terms: &[crate::document::TermFreq]) -> Vec<TermStat> {
         terms
             .iter()
-            .map(|t| self.terms.get(&t.term).copied().unwrap_or_default())
+            .map(|t| self.terms.get(&t.term).map(|c| c.stat).unwrap_or_default())
             .collect()
     }
 
@@ -482,57 +496,56 @@ fn apply(coll_id: i32, doc: &Document, sign: i64) {
     Spi::connect_mut(|c| {
         let mut pended = 0i64;
         if !terms.is_empty() && batch > 1 {
-            c.update(
+            cache::update(
+                c,
                 "INSERT INTO dedup.term_stats_pending (collection_id, terms, tfs, sign) VALUES ($1, $2, $3, $4)",
                 None,
                 &[coll_id.into(), terms.into(), tfs.into(), (sign as i16).into()],
-            )
-            .unwrap_or_else(|e| spi_err(e));
+            );
             pended = 1;
         } else if !terms.is_empty() && sign > 0 {
-            c.update(
+            cache::update(
+                c,
                 "INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
                  SELECT $1, u.term, 1, u.tf FROM unnest($2::text[], $3::int8[]) AS u(term, tf) \
                  ORDER BY u.term COLLATE \"C\" \
                  ON CONFLICT (collection_id, term) DO UPDATE SET df = s.df + 1, cf = s.cf + excluded.cf",
                 None,
                 &[coll_id.into(), terms.into(), tfs.into()],
-            )
-            .unwrap_or_else(|e| spi_err(e));
+            );
         } else if !terms.is_empty() {
             let args: Vec<DatumWithOid> = vec![coll_id.into(), terms.into(), tfs.into()];
-            c.update(
+            cache::update(
+                c,
                 "SELECT 1 FROM dedup.term_stats WHERE collection_id = $1 AND term = ANY($2::text[]) \
                  ORDER BY term COLLATE \"C\" FOR UPDATE",
                 None,
                 &args[..2],
-            )
-            .unwrap_or_else(|e| spi_err(e));
-            c.update(
+            );
+            cache::update(
+                c,
                 "UPDATE dedup.term_stats s SET df = s.df - 1, cf = s.cf - u.tf \
                  FROM unnest($2::text[], $3::int8[]) AS u(term, tf) \
                  WHERE s.collection_id = $1 AND s.term = u.term",
                 None,
                 &args,
-            )
-            .unwrap_or_else(|e| spi_err(e));
-            c.update(
+            );
+            cache::update(
+                c,
                 "DELETE FROM dedup.term_stats WHERE collection_id = $1 AND term = ANY($2::text[]) AND (df <= 0 OR cf <= 0)",
                 None,
                 &args[..2],
-            )
-            .unwrap_or_else(|e| spi_err(e));
+            );
         }
-        let t = c
-            .update(
-                "UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $3, 0), \
-                 total_len = greatest(total_len + $2 * $3, 0), \
-                 changes_since_recompute = changes_since_recompute + 1, pending = pending + $4 \
-                 WHERE collection_id = $1 RETURNING pending",
-                None,
-                &[coll_id.into(), len.into(), sign.into(), pended.into()],
-            )
-            .unwrap_or_else(|e| spi_err(e));
+        let t = cache::update(
+            c,
+            "UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $3, 0), \
+             total_len = greatest(total_len + $2 * $3, 0), \
+             changes_since_recompute = changes_since_recompute + 1, pending = pending + $4 \
+             WHERE collection_id = $1 RETURNING pending",
+            None,
+            &[coll_id.into(), len.into(), sign.into(), pended.into()],
+        );
         let pending = if t.is_empty() {
             0
         } else {

@@ -11,7 +11,6 @@ use crate::pg::cache::{self, StmtMap};
 use crate::pg::collections::{self, Collection, Weigher};
 use crate::pg::models::{self, verdict, Authorities, Loaded, Weighted};
 use crate::pg::signature::options_of;
-use crate::pg::spi_err;
 use crate::pg::types::{DocumentDatum, SignatureDatum};
 use crate::pg::{raise, raise_with};
 use crate::signature::Signature;
@@ -73,14 +72,13 @@ pub fn table_config(tbl: pg_sys::Oid) -> TableConfig {
 
 fn table_config_row(tbl: pg_sys::Oid) -> Option<ConfigRow> {
     Spi::connect(|c| {
-        let t = c
-            .select(
-                "SELECT $1::regclass::text, e.key_column::text, c.name, e.model \
-                 FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id WHERE e.tbl = $1",
-                Some(1),
-                &[tbl.into()],
-            )
-            .unwrap_or_else(|e| spi_err(e));
+        let t = cache::select(
+            c,
+            "SELECT $1::regclass::text, e.key_column::text, c.name, e.model \
+             FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id WHERE e.tbl = $1",
+            Some(1),
+            &[tbl.into()],
+        );
         if t.is_empty() {
             return None;
         }
@@ -130,13 +128,12 @@ fn find_candidates(cfg: &TableConfig, sig: &Signature, self_key: Option<&str>) -
         t = cfg.tname
     );
     Spi::connect(|c| {
-        let t = c
-            .select(
-                sql.as_str(),
-                None,
-                &[SignatureDatum::from_signature(sig).into(), self_key.into()],
-            )
-            .unwrap_or_else(|e| spi_err(e));
+        let t = cache::select(
+            c,
+            sql.as_str(),
+            None,
+            &[SignatureDatum::from_signature(sig).into(), self_key.into()],
+        );
         t.into_iter()
             .filter_map(|r| {
                 let key = r.get::<String>(1).ok()??;
@@ -201,12 +198,12 @@ pub fn check(
     if commit && !sig.keys.is_empty() {
         let keys: Vec<i32> = sig.keys.iter().map(|&k| k as i32).collect();
         Spi::connect_mut(|c| {
-            c.update(
+            cache::update(
+                c,
                 "SELECT pg_advisory_xact_lock($1, k) FROM unnest($2::int4[]) AS k ORDER BY k",
                 None,
                 &[cfg.coll.id.into(), keys.into()],
-            )
-            .unwrap_or_else(|e| spi_err(e));
+            );
         });
     }
     let cands = find_candidates(cfg, &sig, self_key);

@@ -82,13 +82,12 @@ impl Authorities {
 
     pub fn load(coll: &Collection) -> Self {
         let map = Spi::connect(|c| {
-            let t = c
-                .select(
-                    "SELECT source, authority FROM dedup.sources WHERE collection = $1",
-                    None,
-                    &[coll.name.as_str().into()],
-                )
-                .unwrap_or_else(|e| spi_err(e));
+            let t = crate::pg::cache::select(
+                c,
+                "SELECT source, authority FROM dedup.sources WHERE collection = $1",
+                None,
+                &[coll.name.as_str().into()],
+            );
             t.into_iter()
                 .filter_map(|r| Some((r.get::<String>(1).ok()??, r.get::<f64>(2).ok()??)))
                 .collect()
@@ -194,12 +193,10 @@ pub fn model(name: &str) -> Rc<Loaded> {
     }) {
         return l;
     }
-    let version = Spi::get_one_with_args::<i32>(
-        "SELECT version FROM dedup.models WHERE name = $1",
-        &[name.into()],
-    )
-    .ok()
-    .flatten();
+    let version = Spi::connect(|c| {
+        let t = crate::pg::cache::select(c, "SELECT version FROM dedup.models WHERE name = $1", Some(1), &[name.into()]);
+        t.into_iter().next().and_then(|r| r.get::<i32>(1).ok().flatten())
+    });
     let Some(version) = version else {
         CACHE.with(|c| c.borrow_mut().remove(name));
         raise(unknown_model(name))

@@ -100,6 +100,65 @@ fn stemmer_for(lang: Lang, word: &str) -> Option<&'static Stemmer> {
     }
 }
 
+/// What a normalised word is under some options: shared by all calls on a thread.
+#[derive(Clone)]
+enum Known {
+    NotWord,
+    Dropped,
+    Kept(std::rc::Rc<str>),
+}
+
+/// Words remembered across calls before the memo starts over (about 60 MB at most).
+const MAX_KNOWN: usize = 400_000;
+
+thread_local! {
+    /// Normalised word → outcome, for the options it was computed under. News
+    /// vocabulary is Zipfian: after a few hundred documents nearly every word of a
+    /// new one is here, and stemming (a fifth of `analyze`) is skipped.
+    static KNOWN: std::cell::RefCell<(Option<AnalyzeOptions>, HashMap<String, Known>)> =
+        std::cell::RefCell::new((None, HashMap::new()));
+}
+
+/// The outcome of `word` (the normalised form of `raw`), from the memo or computed.
+/// Whether a token is a word depends only on its letters, which normalisation keeps,
+/// so the memo may be keyed by the normalised form.
+fn known(opts: &AnalyzeOptions, raw: &str, word: &str) -> Known {
+    let hit = KNOWN.with(|k| {
+        let k = k.borrow();
+        if k.0.as_ref() == Some(opts) {
+            k.1.get(word).cloned()
+        } else {
+            None
+        }
+    });
+    if let Some(h) = hit {
+        return h;
+    }
+    let out = if !is_word(raw) {
+        Known::NotWord
+    } else if (opts.lang != Lang::Simple && is_stop_word(word))
+        || word.chars().count() < opts.min_word_length
+    {
+        Known::Dropped
+    } else {
+        let stem = match stemmer_for(opts.lang, word) {
+            Some(s) => s.stem(word),
+            None => std::borrow::Cow::Borrowed(word),
+        };
+        // Snowball never empties a non-empty word, but a term must not be empty.
+        Known::Kept(if stem.is_empty() { word.into() } else { (&*stem).into() })
+    };
+    KNOWN.with(|k| {
+        let mut k = k.borrow_mut();
+        if k.0.as_ref() != Some(opts) || k.1.len() >= MAX_KNOWN {
+            k.1.clear();
+            k.0 = Some(*opts);
+        }
+        k.1.insert(word.to_owned(), out.clone());
+    });
+    out
+}
+
 /// What a raw token turned out to be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Outcome {
@@ -119,7 +178,9 @@ pub(crate) struct Token {
 }
 
 /// Per-call stemming state. Tokens are cached by their raw spelling, borrowed from
-/// the analysed text, so a repeated word costs one hash lookup and no allocation.
+/// the analysed text, so a repeated word costs one hash lookup and no allocation;
+/// a word new to the call is looked up in the thread's memo ([`known`]) before it
+/// is stemmed.
 /// The cache also keeps each spelling's normalised form, so `analyze` hashes the
 /// fingerprint without normalising every word again.
 ///
@@ -171,24 +232,10 @@ impl<'t> Stems<'t> {
     fn compute(&mut self, raw: &str) -> Token {
         let mut word = String::new();
         normalize_into(raw, &mut word);
-        let outcome = if !is_word(raw) {
-            Outcome::NotWord
-        } else if (self.opts.lang != Lang::Simple && is_stop_word(&word))
-            || word.chars().count() < self.opts.min_word_length
-        {
-            Outcome::Dropped
-        } else {
-            let stem = match stemmer_for(self.opts.lang, &word) {
-                Some(s) => s.stem(&word),
-                None => std::borrow::Cow::Borrowed(word.as_str()),
-            };
-            // Snowball never empties a non-empty word, but a term must not be empty.
-            let stem = if stem.is_empty() {
-                word.as_str()
-            } else {
-                &stem
-            };
-            Outcome::Kept(self.intern(stem))
+        let outcome = match known(&self.opts, raw, &word) {
+            Known::NotWord => Outcome::NotWord,
+            Known::Dropped => Outcome::Dropped,
+            Known::Kept(stem) => Outcome::Kept(self.intern(&stem)),
         };
         let norm = u32::try_from(self.norms.len()).unwrap_or(u32::MAX);
         self.norms.push(word);
@@ -258,6 +305,33 @@ mod tests {
         for s in samples {
             let _ = russian().stem(s);
             let _ = english().stem(s);
+        }
+    }
+
+    #[test]
+    fn memo_follows_the_options() {
+        let auto = AnalyzeOptions {
+            lang: Lang::Auto,
+            min_word_length: 3,
+        };
+        let simple = AnalyzeOptions {
+            lang: Lang::Simple,
+            min_word_length: 3,
+        };
+        let long = AnalyzeOptions {
+            lang: Lang::Auto,
+            min_word_length: 8,
+        };
+        for _ in 0..2 {
+            let mut a = Stems::new(&auto);
+            assert!(matches!(a.token("Книгами").outcome, Outcome::Kept(_)));
+            assert_eq!(a.stems, vec!["книг".to_string()]);
+            let mut s = Stems::new(&simple);
+            s.token("Книгами");
+            assert_eq!(s.stems, vec!["книгами".to_string()]);
+            let mut l = Stems::new(&long);
+            assert_eq!(l.token("Книгами").outcome, Outcome::Dropped);
+            assert_eq!(l.token("2024").outcome, Outcome::NotWord);
         }
     }
 
