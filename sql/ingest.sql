@@ -106,6 +106,7 @@ DECLARE
     coll_id int;
     col name;
     text_cols text;
+    idx text;
     n bigint;
 BEGIN
     IF tbl IS NULL OR body IS NULL THEN
@@ -138,6 +139,10 @@ BEGIN
 
     EXECUTE format('ALTER TABLE %s ADD COLUMN dedup_doc dedup.document, ADD COLUMN dedup_sig dedup.signature, '
                    'ADD COLUMN duplicate_of %s, ADD COLUMN dedup_verdict dedup.verdict', tbl, key_type);
+    idx := format('%I.%I', (SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = tbl),
+                  (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx');
+    EXECUTE format('CREATE INDEX %I ON %s USING gin (dedup_sig dedup.signature_ops)',
+                   (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx', tbl);
     -- lz4 compresses a document several times faster than the default pglz (pglz
     -- was a tenth of an insert's time); servers built without lz4 keep pglz.
     BEGIN
@@ -145,8 +150,6 @@ BEGIN
     EXCEPTION WHEN feature_not_supported THEN
         NULL;
     END;
-    EXECUTE format('CREATE INDEX %I ON %s USING gin (dedup_sig dedup.signature_ops)',
-                   (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx', tbl);
     INSERT INTO dedup.enabled_tables (tbl, collection_id, created_collection, body_column, title_column,
                                       published_at_column, source_column, model, action, model_column, key_column)
     VALUES (tbl, coll_id, created, body, title, published_at, source, model, action, model_column, key_col);
@@ -170,6 +173,17 @@ BEGIN
     RAISE NOTICE 'enable %: % existing rows read', tbl, n;
     IF n > 0 THEN
         PERFORM dedup.recompute(coll);
+    END IF;
+    -- The index takes the backfill through its pending list (fastupdate), which is
+    -- then merged in one pass and switched off: every insert looks candidates up,
+    -- and a lookup reads the whole pending list (up to gin_pending_list_limit,
+    -- 4 MB): 3.1 ms instead of 0.1 ms per lookup in a freshly enabled 5,000-row
+    -- table. (Built after the backfill instead, the index would be unusable until
+    -- this transaction ends: the backfill's HOT updates set indcheckxmin.)
+    PERFORM pg_catalog.gin_clean_pending_list(idx::regclass);
+    EXECUTE format('ALTER INDEX %s SET (fastupdate = off)', idx);
+    IF n > 0 THEN
+        EXECUTE format('ANALYZE %s', tbl);
         EXECUTE format('WITH g AS (SELECT key, group_id, is_original FROM dedup.groups(%L)), '
                        'o AS (SELECT group_id, key AS original FROM g WHERE is_original) '
                        'UPDATE %s t SET duplicate_of = o.original::%s, dedup_verdict = ''a_duplicates_b'' '
