@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pg_dedup benchmark: build and install the extension (release), start a throwaway
 # tuned cluster, run bench/bench.py, write bench/results/report.md, stop the cluster.
-#   bash bench/run.sh [--smoke] [--scale N] [--big N] [--data DIR] [--skip-build]
+#   bash bench/run.sh [--smoke] [--scale N] [--big N [--only-big]] [--data DIR] [--out DIR] [--skip-build]
 # Runs as root on Debian 12; idempotent and non-interactive.
 set -euo pipefail
 
@@ -14,12 +14,14 @@ BIN=/usr/lib/postgresql/15/bin
 SETTINGS="shared_buffers=1GB synchronous_commit=off fsync=on max_wal_size=8GB checkpoint_timeout=30min \
 work_mem=64MB maintenance_work_mem=1GB jit=off max_parallel_workers_per_gather=2 autovacuum=off"
 
-smoke=0 scale=100000 big="" data="$REPO/../shared/data" skip_build=0
+smoke=0 scale=100000 big="" only_big=0 out="" data="$REPO/../shared/data" skip_build=0
 while (($#)); do
   case "$1" in
     --smoke) smoke=1 ;;
     --scale) scale=$2; shift ;;
     --big) big=$2; shift ;;
+    --only-big) only_big=1 ;;
+    --out) out=$2; shift ;;
     --data) data=$2; shift ;;
     --skip-build) skip_build=1 ;;
     -h|--help) sed -n 2,5p "$0"; exit 0 ;;
@@ -61,6 +63,8 @@ fi
 args=(--scale "$scale" --data "$data" --host "$CLUSTER" --port "$PORT" --settings "$SETTINGS")
 ((smoke)) && args+=(--smoke)
 [ -n "$big" ] && args+=(--big "$big")
+((only_big)) && args+=(--only-big)
+[ -n "$out" ] && args+=(--out "$out")
 mkdir -p bench/results
 MPLCONFIGDIR=/tmp/pg_dedup_bench_mpl bench/.venv/bin/python bench/bench.py "${args[@]}"
 log "report: bench/results/report.md"
