@@ -478,30 +478,49 @@ pub fn train(examples: &[Example], opts: &TrainOptions) -> Result<TrainReport> {
             });
         }
         let fold_of = stratified_folds(examples, opts.folds, opts.seed);
+        // The folds and the final fit are independent: they run on worker threads.
+        let mut jobs: Vec<Option<usize>> = (0..opts.folds).map(Some).collect();
+        jobs.push(None);
+        let fits = parallel_map(&jobs, |job| {
+            let rows: Vec<&Example> = match job {
+                Some(k) => examples
+                    .iter()
+                    .zip(&fold_of)
+                    .filter(|(_, &f)| f != *k)
+                    .map(|(e, _)| e)
+                    .collect(),
+                None => examples.iter().collect(),
+            };
+            fit_model(&rows, &features, opts)
+        });
         let mut counts = [0i64; 4];
-        for k in 0..opts.folds {
-            let train_set: Vec<&Example> = examples
-                .iter()
-                .zip(&fold_of)
-                .filter(|(_, &f)| f != k)
-                .map(|(e, _)| e)
-                .collect();
-            let model = fit_model(&train_set, &features, opts)?;
-            let test = examples.iter().zip(&fold_of).filter(|(_, &f)| f == k);
-            let c = CvMetrics::evaluate(&model, test.map(|(e, _)| e));
-            for (total, add) in counts.iter_mut().zip(c) {
-                *total += add;
+        let mut last = None;
+        for (job, fit) in jobs.iter().zip(fits) {
+            let model = fit?;
+            match job {
+                Some(k) => {
+                    let test = examples.iter().zip(&fold_of).filter(|(_, &f)| f == *k);
+                    let c = CvMetrics::evaluate(&model, test.map(|(e, _)| e));
+                    for (total, add) in counts.iter_mut().zip(c) {
+                        *total += add;
+                    }
+                }
+                None => last = Some(model),
             }
         }
-        Some(CvMetrics::from_counts(
-            counts[0], counts[1], counts[2], counts[3],
-        ))
+        let cv = CvMetrics::from_counts(counts[0], counts[1], counts[2], counts[3]);
+        (Some(cv), last)
     } else {
-        None
+        (None, None)
     };
-
-    let all: Vec<&Example> = examples.iter().collect();
-    let model = fit_model(&all, &features, opts)?;
+    let (cv, model) = cv;
+    let model = match model {
+        Some(m) => m,
+        None => {
+            let all: Vec<&Example> = examples.iter().collect();
+            fit_model(&all, &features, opts)?
+        }
+    };
     let [tp, fp, fn_, tn] = CvMetrics::evaluate(&model, examples.iter());
     Ok(TrainReport {
         model,
@@ -670,6 +689,78 @@ fn extract(
         });
     }
     Ok(model)
+}
+
+/// Most worker threads a training uses.
+const MAX_WORKERS: usize = 4;
+
+/// `f` over `jobs` on up to [`MAX_WORKERS`] threads (as many as the machine has
+/// cores), results in job order. Used inside a PostgreSQL backend, so the workers
+/// run only pure Rust and start with every signal blocked: the postmaster's and
+/// the client's signals (cancel, terminate, latch wakeups) keep going to the
+/// backend's own thread. A panicking job surfaces as an error, not a crash.
+fn parallel_map<J: Sync, T: Send>(jobs: &[J], f: impl Fn(&J) -> Result<T> + Sync) -> Vec<Result<T>> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_WORKERS)
+        .min(jobs.len());
+    if workers <= 1 {
+        return jobs.iter().map(&f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut out: Vec<Option<Result<T>>> = (0..jobs.len()).map(|_| None).collect();
+    let results = std::sync::Mutex::new(&mut out);
+    let _mask = SignalsBlocked::new();
+    let spawned = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { break };
+                    let r = f(job);
+                    if let Ok(mut g) = results.lock() {
+                        g[i] = Some(r);
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().all(|h| h.join().is_ok())
+    });
+    drop(_mask);
+    let _ = spawned;
+    out.into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(DedupError::invalid_input("svm training failed in a worker thread"))))
+        .collect()
+}
+
+/// Blocks every signal on this thread while alive, so threads spawned meanwhile
+/// inherit a full mask; restores the previous mask on drop.
+struct SignalsBlocked(#[cfg(unix)] libc::sigset_t);
+
+impl SignalsBlocked {
+    fn new() -> Self {
+        #[cfg(unix)]
+        // SAFETY: sigfillset/pthread_sigmask on valid, owned sigset_t values.
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+            SignalsBlocked(old)
+        }
+        #[cfg(not(unix))]
+        SignalsBlocked()
+    }
+}
+
+impl Drop for SignalsBlocked {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        // SAFETY: restores the mask saved in `new`.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut());
+        }
+    }
 }
 
 fn fit_model(rows: &[&Example], features: &[usize], opts: &TrainOptions) -> Result<Model> {
@@ -959,6 +1050,29 @@ mod tests {
         };
         check_agrees_with_linfa(&data, &rbf);
         check_agrees_with_linfa(&xor_data(200, 3), &rbf);
+    }
+
+    #[test]
+    fn parallel_map_keeps_order_and_errors() {
+        let jobs: Vec<u32> = (0..9).collect();
+        let out = parallel_map(&jobs, |&j| {
+            if j == 4 {
+                Err(DedupError::invalid_parameter("four"))
+            } else {
+                Ok(j * 10)
+            }
+        });
+        assert_eq!(out.len(), 9);
+        for (j, r) in jobs.iter().zip(&out) {
+            match r {
+                Ok(v) => assert_eq!(*v, j * 10),
+                Err(e) => assert!(j == &4 && e.to_string().contains("four")),
+            }
+        }
+        // A panicking job is an error for that job only.
+        let out = parallel_map(&jobs, |&j| if j == 2 { panic!("boom") } else { Ok(j) });
+        assert!(out[2].is_err());
+        assert_eq!(out.iter().filter(|r| r.is_ok()).count(), 8);
     }
 
     #[test]

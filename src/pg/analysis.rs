@@ -6,7 +6,7 @@ use crate::decide::{self, Member};
 use crate::features;
 use crate::pg::collections::Weigher;
 use crate::pg::ingest::{score, table_config, verdict_of};
-use crate::pg::models::{self, verdict, Authorities, Loaded};
+use crate::pg::models::{self, verdict, Authorities, Loaded, Weighted};
 use crate::pg::spi_err;
 use crate::pg::types::DocumentDatum;
 use pgrx::prelude::*;
@@ -28,12 +28,125 @@ pub struct Info {
 }
 
 /// All candidate pairs of an enabled table, judged in both directions.
+///
+/// First the candidate key pairs, from a GIN self-join on the signatures that reads
+/// no documents. Then each document is read, decoded and weighed once, not once per
+/// pair it is in: the documents are visited in breadth-first order of the candidate
+/// graph, and a document leaves memory after the last pair that needs it (at 100k
+/// documents, reading both documents for every candidate row took minutes).
 fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap<String, Info>) {
     let cfg = table_config(tbl);
     let model: Option<Rc<Loaded>> = model.or(cfg.model.as_deref()).map(models::model);
     let mut weigher = Weigher::new(&cfg.coll, None);
     weigher.prefetch_all();
     let auth = Authorities::load(&cfg.coll);
+    let (keys, edges) = candidate_edges(&cfg);
+    let key_type = Spi::get_one_with_args::<String>(
+        "SELECT format_type(a.atttypid, a.atttypmod) FROM pg_index i \
+         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] \
+         WHERE i.indrelid = $1 AND i.indisprimary",
+        &[tbl.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_else(|| "text".into());
+    let fetch = format!(
+        "SELECT {k}::text, dedup_doc FROM {t} WHERE {k} = ANY($1::text[]::{key_type}[]) AND dedup_doc IS NOT NULL",
+        k = cfg.key,
+        t = cfg.tname
+    );
+
+    // Breadth-first ranks; each edge oriented from its lower rank to its higher.
+    let rank = bfs_rank(keys.len(), &edges);
+    let mut work: Vec<(u32, u32, bool)> = edges
+        .iter()
+        .map(|&(a, b)| {
+            if rank[a as usize] <= rank[b as usize] {
+                (a, b, false)
+            } else {
+                (b, a, true)
+            }
+        })
+        .collect();
+    work.sort_unstable_by_key(|&(lo, hi, _)| (rank[lo as usize], rank[hi as usize]));
+
+    // The last position in `work` that needs each node: it leaves the cache then.
+    let mut last_use = vec![0usize; keys.len()];
+    for (p, &(lo, hi, _)) in work.iter().enumerate() {
+        last_use[lo as usize] = p;
+        last_use[hi as usize] = p;
+    }
+    let mut cache: HashMap<u32, Rc<Weighted>> = HashMap::new();
+    let mut rows = Vec::with_capacity(work.len());
+    let mut info: HashMap<String, Info> = HashMap::new();
+    let mut i = 0;
+    while i < work.len() {
+        let lo = work[i].0;
+        let mut j = i;
+        while j < work.len() && work[j].0 == lo {
+            j += 1;
+        }
+        let mut need: Vec<u32> = std::iter::once(lo)
+            .chain(work[i..j].iter().map(|w| w.1))
+            .filter(|n| !cache.contains_key(n))
+            .collect();
+        need.sort_unstable();
+        need.dedup();
+        if !need.is_empty() {
+            let names: Vec<String> = need.iter().map(|&n| keys[n as usize].clone()).collect();
+            let by_name: HashMap<&str, u32> =
+                names.iter().map(String::as_str).zip(need.iter().copied()).collect();
+            Spi::connect(|c| {
+                let t = crate::pg::cache::select(c, &fetch, None, &[names.clone().into()]);
+                for r in t {
+                    let (Some(k), Some(d)) = (
+                        r.get::<String>(1).ok().flatten(),
+                        r.get::<DocumentDatum>(2).ok().flatten(),
+                    ) else {
+                        continue;
+                    };
+                    let Some(&n) = by_name.get(k.as_str()) else { continue };
+                    let w = models::weigh_with(d.decode(), &weigher, &auth);
+                    info.entry(k).or_insert_with(|| Info {
+                        published_at: w.doc.published_at,
+                        authority: w.authority,
+                    });
+                    cache.insert(n, Rc::new(w));
+                }
+            });
+        }
+        for &(lo, hi, swapped) in &work[i..j] {
+            let (Some(wl), Some(wh)) = (cache.get(&lo), cache.get(&hi)) else {
+                continue; // a row deleted or emptied meanwhile
+            };
+            let (a, b, wa, wb) = if swapped {
+                (hi, lo, wh, wl)
+            } else {
+                (lo, hi, wl, wh)
+            };
+            let ab = features::compare(&wa.side(), &wb.side());
+            let ba = features::compare(&wb.side(), &wa.side());
+            rows.push(PairRow {
+                a: keys[a as usize].clone(),
+                b: keys[b as usize].clone(),
+                score_ab: score(model.as_deref(), &ab),
+                score_ba: score(model.as_deref(), &ba),
+            });
+        }
+        for &(lo, hi, _) in &work[i..j] {
+            for n in [lo, hi] {
+                if last_use[n as usize] < j {
+                    cache.remove(&n);
+                }
+            }
+        }
+        i = j;
+    }
+    (rows, info)
+}
+
+/// Candidate pairs `(a, b)` with a < b by key, as indices into the returned keys.
+fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u32, u32)>) {
     // The LATERAL subquery holds only the signature match, so its one index path is
     // the GIN index; OFFSET 0 keeps it from being flattened into a join where
     // `a.key < b.key` lets the planner walk the primary key instead. GIN cannot cost
@@ -41,15 +154,25 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
     // filter every row of b: seqscan is off for this query alone. Either O(N²) plan
     // took 21-29 s for 5,000 rows, against about 1 s through the index.
     let sql = format!(
-        "SELECT a.{k}::text, a.dedup_doc, b.k, b.dedup_doc FROM {t} a, \
-         LATERAL (SELECT b.{k} AS key, b.{k}::text AS k, b.dedup_doc FROM {t} b \
-                  WHERE b.dedup_sig OPERATOR(dedup.%) a.dedup_sig OFFSET 0) b \
-         WHERE a.dedup_doc IS NOT NULL AND b.dedup_doc IS NOT NULL AND a.{k} < b.key",
+        "SELECT a.{k}::text, b.k FROM {t} a, \
+         LATERAL (SELECT b.{k} AS key, b.{k}::text AS k FROM {t} b \
+                  WHERE b.dedup_sig OPERATOR(dedup.%) a.dedup_sig AND b.dedup_doc IS NOT NULL OFFSET 0) b \
+         WHERE a.dedup_doc IS NOT NULL AND a.{k} < b.key",
         k = cfg.key,
         t = cfg.tname
     );
-    let mut rows = Vec::new();
-    let mut info: HashMap<String, Info> = HashMap::new();
+    let mut ids: HashMap<String, u32> = HashMap::new();
+    let mut keys: Vec<String> = Vec::new();
+    let mut edges = Vec::new();
+    let mut id = |k: String, keys: &mut Vec<String>| -> u32 {
+        if let Some(&i) = ids.get(&k) {
+            return i;
+        }
+        let i = keys.len() as u32;
+        keys.push(k.clone());
+        ids.insert(k, i);
+        i
+    };
     Spi::connect_mut(|c| {
         let old = c
             .update("SELECT current_setting('enable_seqscan'), set_config('enable_seqscan', 'off', true)", None, &[])
@@ -61,42 +184,55 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
             .unwrap_or_else(|| "on".into());
         let mut cur = c.open_cursor(sql.as_str(), &[]);
         loop {
-            let batch = cur.fetch(1000).unwrap_or_else(|e| spi_err(e));
+            let batch = cur.fetch(10_000).unwrap_or_else(|e| spi_err(e));
             if batch.is_empty() {
                 break;
             }
             for r in batch {
-                let (Some(ka), Some(da), Some(kb), Some(db)) = (
-                    r.get::<String>(1).ok().flatten(),
-                    r.get::<DocumentDatum>(2).ok().flatten(),
-                    r.get::<String>(3).ok().flatten(),
-                    r.get::<DocumentDatum>(4).ok().flatten(),
-                ) else {
+                let (Some(ka), Some(kb)) = (r.get::<String>(1).ok().flatten(), r.get::<String>(2).ok().flatten()) else {
                     continue;
                 };
-                let wa = models::weigh_with(da.decode(), &weigher, &auth);
-                let wb = models::weigh_with(db.decode(), &weigher, &auth);
-                let ab = features::compare(&wa.side(), &wb.side());
-                let ba = features::compare(&wb.side(), &wa.side());
-                for (k, w) in [(&ka, &wa), (&kb, &wb)] {
-                    info.entry(k.clone()).or_insert_with(|| Info {
-                        published_at: w.doc.published_at,
-                        authority: w.authority,
-                    });
-                }
-                rows.push(PairRow {
-                    a: ka,
-                    b: kb,
-                    score_ab: score(model.as_deref(), &ab),
-                    score_ba: score(model.as_deref(), &ba),
-                });
+                let a = id(ka, &mut keys);
+                let b = id(kb, &mut keys);
+                edges.push((a, b));
             }
         }
         drop(cur);
         c.update("SELECT set_config('enable_seqscan', $1, true)", None, &[old.as_str().into()])
             .unwrap_or_else(|e| spi_err(e));
     });
-    (rows, info)
+    (keys, edges)
+}
+
+/// Breadth-first rank of each node of the graph (components one after another, each
+/// from its first node), so the two ends of an edge are usually close in rank.
+fn bfs_rank(n: usize, edges: &[(u32, u32)]) -> Vec<u32> {
+    let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for &(a, b) in edges {
+        adj[a as usize].push(b);
+        adj[b as usize].push(a);
+    }
+    let mut rank = vec![u32::MAX; n];
+    let mut next = 0u32;
+    let mut queue = std::collections::VecDeque::new();
+    for start in 0..n {
+        if rank[start] != u32::MAX {
+            continue;
+        }
+        rank[start] = next;
+        next += 1;
+        queue.push_back(start as u32);
+        while let Some(u) = queue.pop_front() {
+            for &v in &adj[u as usize] {
+                if rank[v as usize] == u32::MAX {
+                    rank[v as usize] = next;
+                    next += 1;
+                    queue.push_back(v);
+                }
+            }
+        }
+    }
+    rank
 }
 
 /// Every duplicate pair in an enabled table. Public as `dedup.pairs` (sql/ingest.sql).

@@ -53,8 +53,13 @@ thread_local! {
 /// Term statistics a backend read: each entry remembers the N it was read at.
 struct CachedTerms {
     last_recompute: Option<i64>,
-    terms: HashMap<String, Cached>,
+    terms: TermMap,
 }
+
+/// Cached terms by name. foldhash, randomly seeded per backend, rather than SipHash:
+/// weighing looks up every term of every document compared, and this map was the
+/// largest part of `classify_pair`'s time.
+type TermMap = HashMap<String, Cached, foldhash::fast::RandomState>;
 
 /// One cached term: its df/cf and the collection's N when they were read.
 #[derive(Clone, Copy)]
@@ -234,7 +239,7 @@ pub struct Weigher<'c> {
     pub coll: &'c Collection,
     params: Params,
     stats: CollectionStats,
-    terms: HashMap<String, Cached>,
+    terms: TermMap,
     last_recompute: Option<i64>,
     /// Entries read at an N further than this from the current N are read again.
     tolerance: i64,
@@ -270,7 +275,7 @@ impl<'c> Weigher<'c> {
                 c.terms.clear();
                 c.terms
             }
-            None => HashMap::new(),
+            None => TermMap::default(),
         };
         Weigher {
             coll,

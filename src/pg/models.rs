@@ -50,15 +50,12 @@ impl Weighted {
     }
 }
 
-pub fn weigh(doc: Document, coll: &Collection) -> Weighted {
-    let (body, title) = collections::document_weights(&doc, coll, None);
-    let authority = Authorities::cached(coll).of(doc.source.as_deref());
-    Weighted {
-        doc,
-        body,
-        title,
-        authority,
-    }
+/// Weighs two documents with one statistics lookup (one `Weigher`, both prefetched).
+pub fn weigh_pair(a: Document, b: Document, coll: &Collection) -> (Weighted, Weighted) {
+    let mut w = collections::Weigher::new(coll, None);
+    w.prefetch([&a, &b]);
+    let auth = Authorities::cached(coll);
+    (weigh_with(a, &w, &auth), weigh_with(b, &w, &auth))
 }
 
 /// Every source authority of a collection, loaded once for work over many documents.
@@ -130,8 +127,7 @@ fn feature_names() -> Vec<String> {
 #[pg_extern(stable, strict, parallel_safe)]
 fn compare(a: DocumentDatum, b: DocumentDatum, collection: &str) -> Vec<f64> {
     let coll = collections::load(collection);
-    let a = weigh(a.decode(), &coll);
-    let b = weigh(b.decode(), &coll);
+    let (a, b) = weigh_pair(a.decode(), b.decode(), &coll);
     features::compare(&a.side(), &b.side()).to_vec()
 }
 
@@ -261,8 +257,7 @@ pub fn classify(m: &Loaded, a: &Weighted, b: &Weighted) -> (verdict, f64) {
 #[pg_extern(stable, strict, parallel_safe)]
 fn classify_pair(model: &str, a: DocumentDatum, b: DocumentDatum) -> verdict {
     let m = self::model(model);
-    let a = weigh(a.decode(), &m.collection);
-    let b = weigh(b.decode(), &m.collection);
+    let (a, b) = weigh_pair(a.decode(), b.decode(), &m.collection);
     classify(&m, &a, &b).0
 }
 
@@ -270,8 +265,7 @@ fn classify_pair(model: &str, a: DocumentDatum, b: DocumentDatum) -> verdict {
 #[pg_extern(stable, strict, parallel_safe)]
 fn pair_score(model: &str, a: DocumentDatum, b: DocumentDatum) -> f64 {
     let m = self::model(model);
-    let a = weigh(a.decode(), &m.collection);
-    let b = weigh(b.decode(), &m.collection);
+    let (a, b) = weigh_pair(a.decode(), b.decode(), &m.collection);
     m.model.decision(&features::compare(&a.side(), &b.side()))
 }
 
@@ -294,8 +288,7 @@ fn explain_pair(
     ),
 > {
     let m = self::model(model);
-    let a = weigh(a.decode(), &m.collection);
-    let b = weigh(b.decode(), &m.collection);
+    let (a, b) = weigh_pair(a.decode(), b.decode(), &m.collection);
     let (ab, ba) = both_ways(&a, &b);
     let (cab, cba) = (m.model.contributions(&ab), m.model.contributions(&ba));
     let rows: Vec<_> = (0..N_FEATURES)
@@ -366,7 +359,7 @@ fn labelled_pairs(query: &str) -> Vec<(Document, Document, bool, bool)> {
 fn examples(coll: &Collection, pairs: Vec<(Document, Document, bool, bool)>) -> Vec<Example> {
     let mut ex = Vec::with_capacity(pairs.len() * 2);
     for (a, b, ab, ba) in pairs {
-        let (a, b) = (weigh(a, coll), weigh(b, coll));
+        let (a, b) = weigh_pair(a, b, coll);
         let (xab, xba) = both_ways(&a, &b);
         ex.push(Example {
             x: xab.to_vec(),
