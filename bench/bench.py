@@ -680,6 +680,20 @@ def bench_big(db: DB, paras, titles, big: int, threshold: float) -> None:
     bench_scaled(db, bname, big, trgm=False, queries=200, trgm_queries=0, threshold=threshold)
 
 
+def bench_train_time(db: DB, n: int) -> None:
+    """Wall time of dedup.train on n pairs (the labelled pairs, then the same pairs
+    mirrored), 5-fold CV plus the final fit, per kernel."""
+    log(f"train time ({n} pairs)")
+    q = (f"SELECT a, b, a_dup_b, b_dup_a FROM (SELECT a, b, a_dup_b, b_dup_a, 0 AS o FROM pair_docs "
+         f"UNION ALL SELECT b, a, b_dup_a, a_dup_b, 1 FROM pair_docs) s ORDER BY o LIMIT {n}")
+    got = db.one(f"SELECT count(*) FROM ({q}) s")
+    for kernel in ("linear", "rbf"):
+        t = db.timed("SELECT dedup.train(%s, 'eval', %s, %s::jsonb)",
+                     (f"timing_{kernel}", q, json.dumps({"kernel": kernel, "folds": 5})))
+        row("train", f"dedup.train, {kernel}, 5-fold CV + final fit ({got:,} pairs, {2 * got:,} examples)", t,
+            "", None, "s", higher_better=False)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--smoke", action="store_true")
@@ -742,6 +756,7 @@ def main() -> None:
         load_pairs(db, pairs, k)
         threshold = bench_quality(db, k, 3 if smoke else 5, [25, 50, 100] if smoke else [25, 50, 100, 200, 400, 600],
                                   a.out)
+        bench_train_time(db, 200 if smoke else 2000)
         bench_pair_cost(db, 1 if smoke else 5)
         bench_filter(db)
     else:

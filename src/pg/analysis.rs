@@ -124,8 +124,7 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
             } else {
                 (lo, hi, wl, wh)
             };
-            let ab = features::compare(&wa.side(), &wb.side());
-            let ba = features::compare(&wb.side(), &wa.side());
+            let (ab, ba) = features::compare_both(&wa.side(), &wb.side());
             rows.push(PairRow {
                 a: keys[a as usize].clone(),
                 b: keys[b as usize].clone(),

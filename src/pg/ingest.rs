@@ -153,8 +153,7 @@ fn judge(model: Option<&Loaded>, new: &Weighted, cands: &[(Candidate, Weighted)]
     cands
         .iter()
         .map(|(c, w)| {
-            let ab = features::compare(&new.side(), &w.side());
-            let ba = features::compare(&w.side(), &new.side());
+            let (ab, ba) = features::compare_both(&new.side(), &w.side());
             Judged {
                 key: c.key.clone(),
                 duplicate_of: c.duplicate_of.clone(),

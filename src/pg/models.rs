@@ -111,10 +111,7 @@ pub fn weigh_with(doc: Document, w: &collections::Weigher, auth: &Authorities) -
 
 /// ρ(a,b) and ρ(b,a).
 pub fn both_ways(a: &Weighted, b: &Weighted) -> ([f64; N_FEATURES], [f64; N_FEATURES]) {
-    (
-        features::compare(&a.side(), &b.side()),
-        features::compare(&b.side(), &a.side()),
-    )
+    features::compare_both(&a.side(), &b.side())
 }
 
 /// The names of the features of `compare`, in order.
