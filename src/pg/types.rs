@@ -126,12 +126,59 @@ impl Verdict {
     }
 }
 
+thread_local! {
+    /// The OID of `dedup.verdict` and its four label OIDs, as last looked up.
+    static VERDICT_LABELS: std::cell::Cell<Option<(pg_sys::Oid, [pg_sys::Oid; 4])>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// The OID of `dedup.verdict` through two syscache probes (no parsing), or None.
+fn verdict_type_oid() -> Option<pg_sys::Oid> {
+    // SAFETY: catalog lookups by name with missing_ok; the C strings are static.
+    unsafe {
+        let nsp = pg_sys::get_namespace_oid(c"dedup".as_ptr(), true);
+        if nsp == pg_sys::InvalidOid {
+            return None;
+        }
+        let oid = pg_sys::GetSysCacheOid(
+            pg_sys::SysCacheIdentifier::TYPENAMENSP as i32,
+            pg_sys::Anum_pg_type_oid as pg_sys::AttrNumber,
+            pg_sys::Datum::from(c"verdict".as_ptr()),
+            pg_sys::Datum::from(nsp),
+            pg_sys::Datum::from(0),
+            pg_sys::Datum::from(0),
+        );
+        (oid != pg_sys::InvalidOid).then_some(oid)
+    }
+}
+
 impl IntoDatum for Verdict {
+    /// The label's OID. `lookup_enum_by_label` parses the type name on every call (a
+    /// tenth of `classify_pair`); the label OIDs are kept per backend and reused while
+    /// `dedup.verdict` still has the same OID (a dropped and re-created extension
+    /// gives it a new one).
     fn into_datum(self) -> Option<pg_sys::Datum> {
-        Some(pgrx::enum_helper::lookup_enum_by_label(
-            "dedup.verdict",
-            self.label(),
-        ))
+        let idx = self as usize;
+        let typ = verdict_type_oid();
+        if let (Some(t), Some((ct, labels))) = (typ, VERDICT_LABELS.with(|c| c.get())) {
+            if t == ct {
+                return Some(pg_sys::Datum::from(labels[idx]));
+            }
+        }
+        let all = [
+            Verdict::distinct,
+            Verdict::a_duplicates_b,
+            Verdict::b_duplicates_a,
+            Verdict::mutual,
+        ];
+        let labels = all.map(|v| {
+            let d = pgrx::enum_helper::lookup_enum_by_label("dedup.verdict", v.label());
+            pg_sys::Oid::from(d.value() as u32)
+        });
+        if let Some(t) = typ {
+            VERDICT_LABELS.with(|c| c.set(Some((t, labels))));
+        }
+        Some(pg_sys::Datum::from(labels[idx]))
     }
     fn type_oid() -> pg_sys::Oid {
         pgrx::regtypein("dedup.verdict")
