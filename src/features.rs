@@ -500,10 +500,14 @@ mod tests {
         // titles, times, empty sides.
         let mut seed = 0x9e3779b97f4a7c15u64;
         let mut next = move |n: u64| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (seed >> 33) % n.max(1)
         };
-        let words = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"];
+        let words = [
+            "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa",
+        ];
         let mut docs = Vec::new();
         for _ in 0..40 {
             let ns = next(6) as usize;
@@ -518,7 +522,11 @@ mod tests {
             }
             d.images = next(3) as u32;
             d.links = next(4) as u32;
-            d.published_at = if next(3) == 0 { None } else { Some(next(1000) as i64 * 1_000_000) };
+            d.published_at = if next(3) == 0 {
+                None
+            } else {
+                Some(next(1000) as i64 * 1_000_000)
+            };
             docs.push(d);
         }
         for a in &docs {

@@ -699,7 +699,10 @@ const MAX_WORKERS: usize = 4;
 /// run only pure Rust and start with every signal blocked: the postmaster's and
 /// the client's signals (cancel, terminate, latch wakeups) keep going to the
 /// backend's own thread. A panicking job surfaces as an error, not a crash.
-fn parallel_map<J: Sync, T: Send>(jobs: &[J], f: impl Fn(&J) -> Result<T> + Sync) -> Vec<Result<T>> {
+fn parallel_map<J: Sync, T: Send>(
+    jobs: &[J],
+    f: impl Fn(&J) -> Result<T> + Sync,
+) -> Vec<Result<T>> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, MAX_WORKERS)
@@ -729,7 +732,13 @@ fn parallel_map<J: Sync, T: Send>(jobs: &[J], f: impl Fn(&J) -> Result<T> + Sync
     drop(_mask);
     let _ = spawned;
     out.into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(DedupError::invalid_input("svm training failed in a worker thread"))))
+        .map(|r| {
+            r.unwrap_or_else(|| {
+                Err(DedupError::invalid_input(
+                    "svm training failed in a worker thread",
+                ))
+            })
+        })
         .collect()
 }
 

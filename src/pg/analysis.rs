@@ -94,8 +94,11 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
         need.dedup();
         if !need.is_empty() {
             let names: Vec<String> = need.iter().map(|&n| keys[n as usize].clone()).collect();
-            let by_name: HashMap<&str, u32> =
-                names.iter().map(String::as_str).zip(need.iter().copied()).collect();
+            let by_name: HashMap<&str, u32> = names
+                .iter()
+                .map(String::as_str)
+                .zip(need.iter().copied())
+                .collect();
             Spi::connect(|c| {
                 let t = crate::pg::cache::select(c, &fetch, None, &[names.clone().into()]);
                 for r in t {
@@ -105,7 +108,9 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
                     ) else {
                         continue;
                     };
-                    let Some(&n) = by_name.get(k.as_str()) else { continue };
+                    let Some(&n) = by_name.get(k.as_str()) else {
+                        continue;
+                    };
                     let w = models::weigh_with(d.decode(), &weigher, &auth);
                     info.entry(k).or_insert_with(|| Info {
                         published_at: w.doc.published_at,
@@ -188,7 +193,10 @@ fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u
                 break;
             }
             for r in batch {
-                let (Some(ka), Some(kb)) = (r.get::<String>(1).ok().flatten(), r.get::<String>(2).ok().flatten()) else {
+                let (Some(ka), Some(kb)) = (
+                    r.get::<String>(1).ok().flatten(),
+                    r.get::<String>(2).ok().flatten(),
+                ) else {
                     continue;
                 };
                 let a = id(ka, &mut keys);
@@ -197,8 +205,12 @@ fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u
             }
         }
         drop(cur);
-        c.update("SELECT set_config('enable_seqscan', $1, true)", None, &[old.as_str().into()])
-            .unwrap_or_else(|e| spi_err(e));
+        c.update(
+            "SELECT set_config('enable_seqscan', $1, true)",
+            None,
+            &[old.as_str().into()],
+        )
+        .unwrap_or_else(|e| spi_err(e));
     });
     (keys, edges)
 }

@@ -110,7 +110,12 @@ const MAX_PLANS: usize = 512;
 /// re-analyzed (plan cache invalidation), so keeping it is always safe. Per-row
 /// queries of the trigger used to be parsed and planned for every row: about a
 /// tenth of an insert's time.
-fn plan(c: &SpiClient<'_>, sql: &str, args: &[DatumWithOid<'_>], mutating: bool) -> Rc<OwnedPreparedStatement> {
+fn plan(
+    c: &SpiClient<'_>,
+    sql: &str,
+    args: &[DatumWithOid<'_>],
+    mutating: bool,
+) -> Rc<OwnedPreparedStatement> {
     let oids: Vec<u32> = args.iter().map(|a| a.oid().to_u32()).collect();
     let key = (sql.to_owned(), oids, mutating);
     if let Some(p) = PLANS.with(|m| m.borrow().get(&key).cloned()) {

@@ -335,7 +335,13 @@ impl<'c> Weigher<'c> {
                     let df = r.get::<i64>(2).ok().flatten().unwrap_or(0);
                     let cf = r.get::<i64>(3).ok().flatten().unwrap_or(0);
                     let read_at = self.stats.n_docs;
-                    self.terms.insert(term, Cached { stat: TermStat { df, cf }, read_at });
+                    self.terms.insert(
+                        term,
+                        Cached {
+                            stat: TermStat { df, cf },
+                            read_at,
+                        },
+                    );
                 }
             }
         });

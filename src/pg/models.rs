@@ -187,8 +187,15 @@ pub fn model(name: &str) -> Rc<Loaded> {
         return l;
     }
     let version = Spi::connect(|c| {
-        let t = crate::pg::cache::select(c, "SELECT version FROM dedup.models WHERE name = $1", Some(1), &[name.into()]);
-        t.into_iter().next().and_then(|r| r.get::<i32>(1).ok().flatten())
+        let t = crate::pg::cache::select(
+            c,
+            "SELECT version FROM dedup.models WHERE name = $1",
+            Some(1),
+            &[name.into()],
+        );
+        t.into_iter()
+            .next()
+            .and_then(|r| r.get::<i32>(1).ok().flatten())
     });
     let Some(version) = version else {
         CACHE.with(|c| c.borrow_mut().remove(name));

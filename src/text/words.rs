@@ -146,7 +146,11 @@ fn known(opts: &AnalyzeOptions, raw: &str, word: &str) -> Known {
             None => std::borrow::Cow::Borrowed(word),
         };
         // Snowball never empties a non-empty word, but a term must not be empty.
-        Known::Kept(if stem.is_empty() { word.into() } else { (&*stem).into() })
+        Known::Kept(if stem.is_empty() {
+            word.into()
+        } else {
+            (&*stem).into()
+        })
     };
     KNOWN.with(|k| {
         let mut k = k.borrow_mut();
