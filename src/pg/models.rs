@@ -311,48 +311,36 @@ fn explain_pair(
 
 // ---- labelled pairs ------------------------------------------------------------------
 
-/// Rows of a user query `(a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)`.
+/// The columns a training or evaluation query must return.
+const TRAIN_COLUMNS: &str =
+    "(a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)";
+
+/// Rows of a user query returning [`TRAIN_COLUMNS`].
 /// Rows with a NULL document are skipped; a NULL label counts false.
 fn labelled_pairs(query: &str) -> Vec<(Document, Document, bool, bool)> {
     Spi::connect(|c| {
         let t = c.select(query, None, &[]).unwrap_or_else(|e| spi_err(e));
         if t.columns().unwrap_or(0) < 4 {
-            raise(DedupError::invalid_parameter(
-                "pairs query must return (a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)",
-            ));
+            raise(DedupError::invalid_parameter(format!(
+                "pairs query must return {TRAIN_COLUMNS}"
+            )));
         }
         let mut out = Vec::new();
         for r in t {
-            let a = r.get::<DocumentDatum>(1).unwrap_or_else(|e| {
-                query_err(
-                    "(a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)",
-                    e,
-                )
-            });
-            let b = r.get::<DocumentDatum>(2).unwrap_or_else(|e| {
-                query_err(
-                    "(a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)",
-                    e,
-                )
-            });
+            let a = r
+                .get::<DocumentDatum>(1)
+                .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e));
+            let b = r
+                .get::<DocumentDatum>(2)
+                .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e));
             let (Some(a), Some(b)) = (a, b) else { continue };
             let ab = r
                 .get::<bool>(3)
-                .unwrap_or_else(|e| {
-                    query_err(
-                        "(a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)",
-                        e,
-                    )
-                })
+                .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e))
                 .unwrap_or(false);
             let ba = r
                 .get::<bool>(4)
-                .unwrap_or_else(|e| {
-                    query_err(
-                        "(a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)",
-                        e,
-                    )
-                })
+                .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e))
                 .unwrap_or(false);
             out.push((a.decode(), b.decode(), ab, ba));
         }
