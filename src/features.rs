@@ -163,7 +163,213 @@ pub fn compare_both(a: &Side, b: &Side) -> ([f64; N_FEATURES], [f64; N_FEATURES]
     let (pa, pb) = (sorted_hashes(&da.paragraphs), sorted_hashes(&db.paragraphs));
     ab[PARAGRAPHS_INCLUSION] = inclusion_sorted(&da.paragraphs, a.weights, &pb);
     ba[PARAGRAPHS_INCLUSION] = inclusion_sorted(&db.paragraphs, b.weights, &pa);
-    for (x, y, f) in [(a, b, &mut ab), (b, a, &mut ba)] {
+    finish_both(a, b, &mut ab, &mut ba);
+    (ab, ba)
+}
+
+// ---- prepared sides --------------------------------------------------------------
+
+/// What comparing needs of one side that does not depend on the other side, built
+/// once per weighed document and reused for every pair it is in: its terms keyed by
+/// a 64-bit hash and sorted by it, its squared norms, its segments' hashes sorted
+/// with their weights, and its numbers as hashes.
+///
+/// Terms and numbers are matched by 64-bit hash (xxh3), like sentences and
+/// paragraphs always were: two different words collide with probability about
+/// 2⁻⁶⁴ per pair of words. [`compare_prepared`] equals [`compare_both`] up to the
+/// order of floating-point sums (checked to 1e-12 in
+/// `compare_prepared_matches_compare_both`), and does no string comparison, no
+/// sort and no allocation besides the DL rows.
+#[derive(Debug, Clone, Default)]
+pub struct Prepared {
+    terms: Vec<(u64, u32)>,
+    title_terms: Vec<(u64, u32)>,
+    body_sq: f64,
+    title_sq: f64,
+    sentences: SegmentSet,
+    paragraphs: SegmentSet,
+    numbers: Vec<u64>,
+    number_set: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct SegmentSet {
+    /// (hash, weight), sorted by hash.
+    sorted: Vec<(u64, f64)>,
+    total: f64,
+}
+
+fn term_keys(terms: &[TermFreq], n_weights: usize) -> Vec<(u64, u32)> {
+    // Terms past the end of their weights weigh 0 and add nothing to a dot product.
+    let mut k: Vec<(u64, u32)> = terms[..terms.len().min(n_weights)]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (xxhash_rust::xxh3::xxh3_64(t.term.as_bytes()), i as u32))
+        .collect();
+    k.sort_unstable();
+    k
+}
+
+fn segment_set(segs: &[Segment], w: &[f64]) -> SegmentSet {
+    let mut total = 0.0;
+    let mut sorted: Vec<(u64, f64)> = segs
+        .iter()
+        .map(|s| {
+            let sw: f64 = s.terms.iter().map(|&k| weight(w, k as usize)).sum();
+            total += sw;
+            (s.hash, sw)
+        })
+        .collect();
+    sorted.sort_unstable_by_key(|&(h, _)| h);
+    SegmentSet { sorted, total }
+}
+
+impl Prepared {
+    pub fn new(side: &Side) -> Prepared {
+        let d = side.doc;
+        let numbers: Vec<u64> = d
+            .numbers
+            .iter()
+            .map(|n| xxhash_rust::xxh3::xxh3_64(n.as_bytes()))
+            .collect();
+        let mut number_set = numbers.clone();
+        number_set.sort_unstable();
+        number_set.dedup();
+        Prepared {
+            terms: term_keys(&d.terms, side.weights.len()),
+            title_terms: term_keys(&d.title_terms, side.title_weights.len()),
+            body_sq: sq_norm(d.terms.len(), side.weights),
+            title_sq: sq_norm(d.title_terms.len(), side.title_weights),
+            sentences: segment_set(&d.sentences, side.weights),
+            paragraphs: segment_set(&d.paragraphs, side.weights),
+            numbers,
+            number_set,
+        }
+    }
+
+    /// Approximate heap bytes (for cache budgets).
+    pub fn heap_bytes(&self) -> usize {
+        12 * (self.terms.len() + self.title_terms.len())
+            + 16 * (self.sentences.sorted.len() + self.paragraphs.sorted.len())
+            + 8 * (self.numbers.len() + self.number_set.len())
+    }
+}
+
+/// `1 − cos` from two hash-sorted key lists and their squared norms.
+fn cosine_prepared(
+    ka: &[(u64, u32)],
+    wa: &[f64],
+    na: f64,
+    kb: &[(u64, u32)],
+    wb: &[f64],
+    nb: f64,
+) -> f64 {
+    match (na > 0.0, nb > 0.0) {
+        (false, false) => return 0.0,
+        (true, false) | (false, true) => return 1.0,
+        (true, true) => {}
+    }
+    let (mut i, mut j, mut dot) = (0, 0, 0.0);
+    while i < ka.len() && j < kb.len() {
+        let (ha, hb) = (ka[i].0, kb[j].0);
+        if ha < hb {
+            i += 1;
+        } else if ha > hb {
+            j += 1;
+        } else {
+            dot += weight(wa, ka[i].1 as usize) * weight(wb, kb[j].1 as usize);
+            i += 1;
+            j += 1;
+        }
+    }
+    let cos = dot / (na.sqrt() * nb.sqrt());
+    (1.0 - cos).clamp(0.0, 2.0)
+}
+
+/// [`inclusion_sorted`] on prepared sets: a merge instead of binary searches.
+fn inclusion_prepared(a: &SegmentSet, b: &SegmentSet) -> f64 {
+    if a.sorted.is_empty() {
+        return 0.0;
+    }
+    let (mut j, mut common) = (0, 0.0);
+    for &(h, w) in &a.sorted {
+        while j < b.sorted.len() && b.sorted[j].0 < h {
+            j += 1;
+        }
+        if j < b.sorted.len() && b.sorted[j].0 == h {
+            common += w;
+        }
+    }
+    if a.total.is_finite() && a.total > 0.0 {
+        (1.0 - common / a.total).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+/// Share of `a`'s distinct numbers missing from `b`'s (both sorted, distinct).
+fn number_inclusion_prepared(a: &[u64], b: &[u64]) -> f64 {
+    if a.is_empty() {
+        return 0.0;
+    }
+    let (mut j, mut common) = (0, 0usize);
+    for &x in a {
+        while j < b.len() && b[j] < x {
+            j += 1;
+        }
+        if j < b.len() && b[j] == x {
+            common += 1;
+        }
+    }
+    1.0 - common as f64 / a.len() as f64
+}
+
+/// `(compare(a, b), compare(b, a))` from prepared sides ([`Prepared::new`] of the
+/// same sides). See [`Prepared`] for how it differs from [`compare_both`].
+pub fn compare_prepared(
+    a: &Side,
+    pa: &Prepared,
+    b: &Side,
+    pb: &Prepared,
+) -> ([f64; N_FEATURES], [f64; N_FEATURES]) {
+    let mut ab = [0.0; N_FEATURES];
+    let mut ba = [0.0; N_FEATURES];
+    let text = cosine_prepared(
+        &pa.terms, a.weights, pa.body_sq, &pb.terms, b.weights, pb.body_sq,
+    );
+    let title = cosine_prepared(
+        &pa.title_terms,
+        a.title_weights,
+        pa.title_sq,
+        &pb.title_terms,
+        b.title_weights,
+        pb.title_sq,
+    );
+    (ab[TEXT], ba[TEXT]) = (text, text);
+    (ab[TITLE], ba[TITLE]) = (title, title);
+    ab[NUMBERS_INCLUSION] = number_inclusion_prepared(&pa.number_set, &pb.number_set);
+    ba[NUMBERS_INCLUSION] = number_inclusion_prepared(&pb.number_set, &pa.number_set);
+    if !(pa.numbers.is_empty() && pb.numbers.is_empty()) {
+        let longer = pa
+            .numbers
+            .len()
+            .min(DL_MAX_LEN)
+            .max(pb.numbers.len().min(DL_MAX_LEN));
+        ab[NUMBERS_SEQUENCE] = damerau_levenshtein(&pa.numbers, &pb.numbers) as f64 / longer as f64;
+    }
+    ba[NUMBERS_SEQUENCE] = ab[NUMBERS_SEQUENCE];
+    ab[SENTENCES_INCLUSION] = inclusion_prepared(&pa.sentences, &pb.sentences);
+    ba[SENTENCES_INCLUSION] = inclusion_prepared(&pb.sentences, &pa.sentences);
+    ab[PARAGRAPHS_INCLUSION] = inclusion_prepared(&pa.paragraphs, &pb.paragraphs);
+    ba[PARAGRAPHS_INCLUSION] = inclusion_prepared(&pb.paragraphs, &pa.paragraphs);
+    finish_both(a, b, &mut ab, &mut ba);
+    (ab, ba)
+}
+
+/// The per-direction features that need no comparison (counts, time, authorities),
+/// then [`sanitize`] over both vectors.
+fn finish_both(a: &Side, b: &Side, ab: &mut [f64; N_FEATURES], ba: &mut [f64; N_FEATURES]) {
+    for (x, y, f) in [(a, b, ab), (b, a, ba)] {
         f[IMAGES] = x.doc.images as f64 - y.doc.images as f64;
         f[LINKS] = x.doc.links as f64 - y.doc.links as f64;
         f[TIME] = match (x.doc.published_at, y.doc.published_at) {
@@ -176,7 +382,6 @@ pub fn compare_both(a: &Side, b: &Side) -> ([f64; N_FEATURES], [f64; N_FEATURES]
             *v = sanitize(*v);
         }
     }
-    (ab, ba)
 }
 
 /// `(inclusion(a, b), inclusion(b, a), sequence)` as [`numbers_features`] computes
@@ -540,6 +745,72 @@ mod tests {
                 for k in 0..N_FEATURES {
                     assert_eq!(ab[k].to_bits(), xab[k].to_bits(), "ab {}", FEATURE_NAMES[k]);
                     assert_eq!(ba[k].to_bits(), xba[k].to_bits(), "ba {}", FEATURE_NAMES[k]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn compare_prepared_matches_compare_both() {
+        let mut seed = 0x51_7cc1_b727_220au64;
+        let mut next = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n.max(1)
+        };
+        let words = [
+            "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa",
+        ];
+        let mut docs = Vec::new();
+        for _ in 0..40 {
+            let ns = next(6) as usize;
+            let sents: Vec<Vec<&str>> = (0..ns)
+                .map(|_| (0..1 + next(5)).map(|_| words[next(10) as usize]).collect())
+                .collect();
+            let refs: Vec<&[&str]> = sents.iter().map(|v| v.as_slice()).collect();
+            let mut d = doc_from(&refs, 1 + next(3) as usize);
+            d.numbers = (0..next(6)).map(|_| next(7).to_string()).collect();
+            if next(2) == 0 {
+                d.title_terms = vec![tf(words[next(10) as usize], 1)];
+            }
+            d.images = next(3) as u32;
+            d.published_at = (next(3) != 0).then(|| next(1000) as i64 * 1_000_000);
+            docs.push(d);
+        }
+        for (i, a) in docs.iter().enumerate() {
+            for (j, b) in docs.iter().enumerate() {
+                // Uneven weights; every third document has fewer weights than terms.
+                let wts = |d: &Document, k: usize| -> Vec<f64> {
+                    let n = if k % 3 == 0 {
+                        d.terms.len() / 2
+                    } else {
+                        d.terms.len()
+                    };
+                    (0..n).map(|t| 0.25 + ((t * 7 + k) % 5) as f64).collect()
+                };
+                let (wa, wb) = (wts(a, i), wts(b, j));
+                let twa: Vec<f64> = a.title_terms.iter().map(|_| 0.5).collect();
+                let twb: Vec<f64> = b.title_terms.iter().map(|_| 0.7).collect();
+                let (sa, sb) = (side(a, &wa, &twa, 0.3), side(b, &wb, &twb, 0.8));
+                let (ab, ba) = compare_both(&sa, &sb);
+                let (pa, pb) = (Prepared::new(&sa), Prepared::new(&sb));
+                let (xab, xba) = compare_prepared(&sa, &pa, &sb, &pb);
+                for k in 0..N_FEATURES {
+                    assert!(
+                        (ab[k] - xab[k]).abs() <= 1e-12,
+                        "ab {} {} {}",
+                        FEATURE_NAMES[k],
+                        ab[k],
+                        xab[k]
+                    );
+                    assert!(
+                        (ba[k] - xba[k]).abs() <= 1e-12,
+                        "ba {} {} {}",
+                        FEATURE_NAMES[k],
+                        ba[k],
+                        xba[k]
+                    );
                 }
             }
         }
@@ -922,6 +1193,33 @@ mod tests {
         };
         let us = best_us(&|| compare(std::hint::black_box(&sa), std::hint::black_box(&sb))[0]);
         println!("compare: {us:.3} µs/pair");
+        let (pa, pb) = (Prepared::new(&sa), Prepared::new(&sb));
+        let us = best_us(&|| {
+            compare_prepared(
+                std::hint::black_box(&sa),
+                &pa,
+                std::hint::black_box(&sb),
+                &pb,
+            )
+            .0[0]
+        });
+        println!("compare_prepared (both directions): {us:.3} µs/pair");
+        let us = best_us(&|| Prepared::new(std::hint::black_box(&sa)).heap_bytes() as f64);
+        println!("Prepared::new: {us:.3} µs/document");
+        // An unrelated pair (another seed: shared vocabulary, different text).
+        let (c, wc) = synthetic(0x1234_5678_9abc_def1, 0);
+        let sc = side(&c, &wc, &tw, 0.5);
+        let pc = Prepared::new(&sc);
+        let us = best_us(&|| {
+            compare_prepared(
+                std::hint::black_box(&sa),
+                &pa,
+                std::hint::black_box(&sc),
+                &pc,
+            )
+            .0[0]
+        });
+        println!("compare_prepared, unrelated pair: {us:.3} µs/pair");
         println!("rho = {:?}", compare(&sa, &sb));
         let parts: [(&str, &dyn Fn() -> f64); 4] = [
             ("text", &|| {

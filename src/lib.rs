@@ -11,6 +11,7 @@ pub mod doctext;
 pub mod document;
 pub mod error;
 pub mod features;
+pub mod memo;
 pub mod metrics;
 pub mod signature;
 pub mod svm;
