@@ -489,6 +489,54 @@ def bench_pair_cost(db: DB, reps: int) -> None:
             higher_better=False)
 
 
+def bench_pair_cost_500(db: DB, name: str, reps: int) -> None:
+    """classify_pair on two ~500-word documents (the issue's figure): all pairs of 40
+    scaled-stream documents of 450-550 words, warm (each document seen 39 times, so
+    weighed once and then taken from the backend document cache), first sight (every
+    document new to the connection), and with the cache off."""
+    log("per-pair cost, 500 words")
+    if not db.one("SELECT count(*) FROM dedup.models WHERE name = 'cv_all_linear'"):
+        skip("per pair, 500 words", "all rows", "skipped: no cv_all_linear model (needs labelled pairs)")
+        return
+    db.x("DROP TABLE IF EXISTS p500")
+    db.x(f"""CREATE TABLE p500 AS SELECT row_number() OVER (ORDER BY id) AS i, doc AS d FROM (
+               SELECT s.id, s.doc FROM s_{name} s JOIN stream_{name} t USING (id)
+               WHERE array_length(regexp_split_to_array(t.body, '\\s+'), 1) BETWEEN 450 AND 550
+               ORDER BY s.id LIMIT 240) x""")
+    n_docs = db.one("SELECT count(*) FROM p500")
+    if n_docs < 240:
+        skip("per pair, 500 words", "all rows", f"skipped: only {n_docs} documents of 450-550 words")
+        return
+    words = db.one("SELECT round(avg((dedup.summary(d)->>'words')::int)) FROM p500 WHERE i <= 40")
+    allp = "FROM p500 a JOIN p500 b ON a.i < b.i AND b.i <= 40"
+    n = 780 * reps
+    us = lambda t, k: t / k * 1e6  # noqa: E731
+    with db.new() as c:
+        def timed(sql: str) -> float:
+            t = time.perf_counter()
+            c.execute(sql)
+            c.fetchall()
+            return time.perf_counter() - t
+        # First sight: 100 pairs of 200 documents this connection has not seen.
+        t_first = timed("SELECT count(dedup.classify_pair('cv_all_linear', a.d, b.d)) "
+                        "FROM p500 a JOIN p500 b ON b.i = a.i + 1 WHERE a.i > 40 AND a.i % 2 = 1")
+        timed(f"SELECT count(dedup.classify_pair('cv_all_linear', a.d, b.d)) {allp}")  # warm up
+        t_lin = timed(f"SELECT count(dedup.classify_pair('cv_all_linear', a.d, b.d)) {allp}, generate_series(1, {reps})")
+        t_rbf = timed(f"SELECT count(dedup.classify_pair('cv_all_rbf', a.d, b.d)) {allp}, generate_series(1, {reps})")
+        t_cmp = timed(f"SELECT count(dedup.compare(a.d, b.d, 'eval')) {allp}, generate_series(1, {reps})")
+        c.execute("SET dedup.document_cache_size = 0")
+        t_off = timed(f"SELECT count(dedup.classify_pair('cv_all_linear', a.d, b.d)) {allp}")
+    sec = f"per pair, {words:.0f}-word documents"
+    row(sec, f"dedup.classify_pair linear, warm ({n:,} calls over all pairs of 40 documents)", us(t_lin, n),
+        unit="µs", higher_better=False)
+    row(sec, f"dedup.classify_pair rbf, warm ({n:,} calls)", us(t_rbf, n), unit="µs", higher_better=False)
+    row(sec, f"dedup.compare, warm ({n:,} calls)", us(t_cmp, n), unit="µs", higher_better=False)
+    row(sec, "dedup.classify_pair linear, first sight (100 pairs of 200 documents new to the connection)",
+        us(t_first, 100), unit="µs", higher_better=False)
+    row(sec, "dedup.classify_pair linear, dedup.document_cache_size = 0 (780 calls)", us(t_off, 780), unit="µs",
+        higher_better=False)
+
+
 def bench_filter(db: DB) -> None:
     """Andreev Table 1 per scheme: recall via dedup.filter_quality on labelled pairs;
     passing pairs among all n·(n−1)/2 document pairs via a GIN self-join."""
@@ -769,6 +817,8 @@ def main() -> None:
                  f"generated, loaded and analysed in {load_s:.0f} s.")
     bench_scaled(db, name, scale, trgm=True, queries=50 if smoke else 200, trgm_queries=10 if smoke else 40,
                  threshold=threshold)
+    if pairs:
+        bench_pair_cost_500(db, name, 2 if smoke else 5)
     # Ingest: the stream continues after the prefilled rows.
     extra = list(corpus.scaled_stream(paras, titles, scale + 2000))[scale:]
     counts = {"plain": 200, "dedup": 100, "trgm": 15} if smoke else {"plain": 2000, "dedup": 1000, "trgm": 100}

@@ -9,7 +9,10 @@
 //! Segment terms are written as the term strings (not indices) so that a person
 //! can read them; parsing maps them back. Any deviation is `InvalidInput` (22P02).
 
-use crate::document::{Document, Segment, TermFreq, FORMAT_VERSION};
+use crate::document::{Document, Segment, TermFreq};
+
+/// The `"v"` of the text form (independent of the binary format's version).
+pub const TEXT_VERSION: u8 = 1;
 use crate::error::{DedupError, Result};
 use serde_json::{Map, Value};
 
@@ -121,7 +124,7 @@ fn segments_json(doc: &Document, segs: &[Segment]) -> Value {
 /// The text output of `dedup.document`.
 pub fn to_text(doc: &Document) -> String {
     let mut m = Map::new();
-    m.insert("v".into(), Value::from(FORMAT_VERSION));
+    m.insert("v".into(), Value::from(TEXT_VERSION));
     m.insert("words".into(), Value::from(doc.words));
     m.insert("images".into(), Value::from(doc.images));
     m.insert("links".into(), Value::from(doc.links));
@@ -255,8 +258,8 @@ pub fn from_text(s: &str) -> Result<Document> {
         return Err(bad(format!("unknown key \"{k}\"")));
     }
     match m.get("v").and_then(Value::as_u64) {
-        Some(v) if v == FORMAT_VERSION as u64 => {}
-        _ => return Err(bad(format!("\"v\" must be {FORMAT_VERSION}"))),
+        Some(v) if v == TEXT_VERSION as u64 => {}
+        _ => return Err(bad(format!("\"v\" must be {TEXT_VERSION}"))),
     }
     let published_at = match m.get("published_at") {
         None | Some(Value::Null) => None,
@@ -385,10 +388,38 @@ mod tests {
     }
 
     #[test]
+    fn content_hash_names_the_bytes_and_version_1_still_reads() {
+        use crate::document::{content_key, stored_key, FORMAT_VERSION_1, HEADER_LEN};
+        let d = sample();
+        let b = d.encode();
+        // The key is readable from the header alone, and is the hash of the body.
+        let key = stored_key(&b[..HEADER_LEN]).unwrap();
+        assert_eq!(key, xxhash_rust::xxh3::xxh3_128(&b[HEADER_LEN..]));
+        assert_eq!(content_key(&b), key);
+        // Any flipped byte after the header is caught by the hash.
+        for i in [HEADER_LEN, b.len() / 2, b.len() - 1] {
+            let mut x = b.clone();
+            x[i] ^= 0x40;
+            assert!(Document::decode(&x).is_err(), "byte {i}");
+        }
+        let mut x = b.clone();
+        x[3] ^= 1;
+        assert!(Document::decode(&x).is_err(), "a wrong hash is refused");
+        // The same document in version 1: no hash, keyed by all its bytes.
+        let mut v1 = vec![FORMAT_VERSION_1];
+        v1.extend_from_slice(&b[HEADER_LEN..]);
+        assert_eq!(Document::decode(&v1).unwrap(), d);
+        assert_eq!(stored_key(&v1), None);
+        assert_eq!(content_key(&v1), xxhash_rust::xxh3::xxh3_128(&v1));
+    }
+
+    #[test]
     fn decode_never_panics_on_junk() {
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         for len in 0..400 {
-            let mut buf = vec![FORMAT_VERSION];
+            // Version 1 reaches the parser directly; version 2 with a matching hash
+            // reaches it past the hash check.
+            let mut buf = vec![crate::document::FORMAT_VERSION_1];
             for _ in 0..len {
                 x ^= x << 13;
                 x ^= x >> 7;
@@ -396,6 +427,10 @@ mod tests {
                 buf.push(x as u8);
             }
             let _ = Document::decode(&buf);
+            let mut v2 = vec![crate::document::FORMAT_VERSION];
+            v2.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&buf[1..]).to_le_bytes());
+            v2.extend_from_slice(&buf[1..]);
+            let _ = Document::decode(&v2);
         }
     }
 

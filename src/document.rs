@@ -52,6 +52,30 @@ impl Document {
     pub fn length(&self) -> u64 {
         self.terms.iter().map(|t| t.tf as u64).sum()
     }
+
+    /// Approximate heap bytes held by this document (for cache budgets).
+    pub fn heap_bytes(&self) -> usize {
+        let terms = |t: &[TermFreq]| -> usize {
+            t.iter()
+                .map(|x| std::mem::size_of::<TermFreq>() + x.term.len())
+                .sum()
+        };
+        let segs = |s: &[Segment]| -> usize {
+            s.iter()
+                .map(|x| std::mem::size_of::<Segment>() + 4 * x.terms.len())
+                .sum()
+        };
+        terms(&self.terms)
+            + terms(&self.title_terms)
+            + self
+                .numbers
+                .iter()
+                .map(|n| std::mem::size_of::<String>() + n.len())
+                .sum::<usize>()
+            + segs(&self.sentences)
+            + segs(&self.paragraphs)
+            + self.source.as_ref().map_or(0, String::len)
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -59,6 +83,7 @@ impl Document {
 // path: every candidate comparison decodes two documents.
 //
 //   u8   format version (FORMAT_VERSION)
+//   16B  xxh3-128 of every byte after these 17 (little-endian)   [version 2 only]
 //   u8   flags: bit 0 = published_at present, bit 1 = source present
 //   var  images, links, words
 //   16B  fingerprint (little-endian u128)
@@ -71,12 +96,41 @@ impl Document {
 //
 // "var" is an unsigned LEB128 varint. Prefix compression of the sorted terms
 // saves about a third of the term bytes on Russian news text.
+//
+// The hash in version 2 names the content: the backend cache of weighed documents
+// finds a stored document by reading these 17 bytes (a slice of the datum), without
+// decompressing or decoding the rest. `decode` checks it, so a document that got in
+// through input or receive functions cannot carry a wrong one. Version 1 (no hash)
+// is still read; its key is the hash of all its bytes.
 // ---------------------------------------------------------------------------
 
 use crate::error::{DedupError, Result};
 
-/// First byte of every stored `dedup.document`.
-pub const FORMAT_VERSION: u8 = 1;
+/// First byte of every `dedup.document` this build writes.
+pub const FORMAT_VERSION: u8 = 2;
+
+/// The first format, without the content hash; still read.
+pub const FORMAT_VERSION_1: u8 = 1;
+
+/// Bytes before the body of a version-2 document: the version and the content hash.
+pub const HEADER_LEN: usize = 17;
+
+/// The content hash of a stored document: read from a version-2 header (`buf` may
+/// be just its first [`HEADER_LEN`] bytes), None for anything else.
+pub fn stored_key(buf: &[u8]) -> Option<u128> {
+    if buf.len() < HEADER_LEN || buf[0] != FORMAT_VERSION {
+        return None;
+    }
+    let mut h = [0u8; 16];
+    h.copy_from_slice(&buf[1..HEADER_LEN]);
+    Some(u128::from_le_bytes(h))
+}
+
+/// The key the document cache uses for stored bytes of any version: the version-2
+/// header's hash, or the hash of all bytes.
+pub fn content_key(buf: &[u8]) -> u128 {
+    stored_key(buf).unwrap_or_else(|| xxhash_rust::xxh3::xxh3_128(buf))
+}
 
 const FLAG_TIME: u8 = 1;
 const FLAG_SOURCE: u8 = 2;
@@ -225,6 +279,7 @@ impl Document {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(64 + self.terms.len() * 8);
         out.push(FORMAT_VERSION);
+        out.extend_from_slice(&[0u8; 16]);
         let mut flags = 0;
         if self.published_at.is_some() {
             flags |= FLAG_TIME;
@@ -251,6 +306,8 @@ impl Document {
         }
         put_segments(&mut out, &self.sentences);
         put_segments(&mut out, &self.paragraphs);
+        let h = xxhash_rust::xxh3::xxh3_128(&out[HEADER_LEN..]);
+        out[1..HEADER_LEN].copy_from_slice(&h.to_le_bytes());
         out
     }
 
@@ -258,10 +315,21 @@ impl Document {
     pub fn decode(buf: &[u8]) -> Result<Document> {
         let mut r = Reader { buf, pos: 0 };
         let version = r.byte()?;
-        if version != FORMAT_VERSION {
-            return Err(DedupError::corrupted(format!(
-                "unsupported document format version {version} (this build reads {FORMAT_VERSION})"
-            )));
+        match version {
+            FORMAT_VERSION_1 => {}
+            FORMAT_VERSION => {
+                let h = u128::from_le_bytes(r.fixed::<16>()?);
+                if h != xxhash_rust::xxh3::xxh3_128(&buf[HEADER_LEN..]) {
+                    return Err(DedupError::corrupted(
+                        "document content hash does not match its bytes",
+                    ));
+                }
+            }
+            _ => {
+                return Err(DedupError::corrupted(format!(
+                    "unsupported document format version {version} (this build reads 1 and {FORMAT_VERSION})"
+                )))
+            }
         }
         let flags = r.byte()?;
         let images = r.u32v()?;

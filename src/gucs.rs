@@ -7,6 +7,7 @@
 //! | `dedup.stats_batch` | 1 | 1 .. 100000 | documents collected before term statistics are updated (1 = at once) |
 //! | `dedup.min_shared_keys` | 6 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
 //! | `dedup.similarity_threshold` | 0.8 | 0 .. 1 | `longest` signatures are candidates at this similarity |
+//! | `dedup.document_cache_size` | 32MB | 0 .. 1GB | per-backend memory for decoded, weighed documents (0 = off) |
 //!
 //! All are `USERSET`: a session or a single transaction (`SET LOCAL`) may change them.
 
@@ -18,6 +19,8 @@ pub static MIN_WORD_LENGTH: GucSetting<i32> = GucSetting::<i32>::new(3);
 pub static STATS_BATCH: GucSetting<i32> = GucSetting::<i32>::new(1);
 pub static MIN_SHARED_KEYS: GucSetting<i32> = GucSetting::<i32>::new(6);
 pub static SIMILARITY_THRESHOLD: GucSetting<f64> = GucSetting::<f64>::new(0.8);
+/// In kB.
+pub static DOCUMENT_CACHE_SIZE: GucSetting<i32> = GucSetting::<i32>::new(32 * 1024);
 
 pub fn init() {
     GucRegistry::define_int_guc(
@@ -70,6 +73,16 @@ pub fn init() {
         GucContext::Userset,
         GucFlags::default(),
     );
+    GucRegistry::define_int_guc(
+        c"dedup.document_cache_size",
+        c"Memory each backend may keep decoded, weighed stored documents in.",
+        c"Comparing two stored documents costs mostly decoding and weighing them; a document seen again (an original compared with each reprint, pairs over a table) is taken from this cache while its weights are current. 0 turns it off. Range 0 to 1GB.",
+        &DOCUMENT_CACHE_SIZE,
+        0,
+        1024 * 1024,
+        GucContext::Userset,
+        GucFlags::UNIT_KB,
+    );
 }
 
 /// `dedup.max_document_bytes`, in bytes.
@@ -95,4 +108,9 @@ pub fn similarity_threshold() -> f64 {
 /// `dedup.stats_batch`.
 pub fn stats_batch() -> usize {
     STATS_BATCH.get().max(1) as usize
+}
+
+/// `dedup.document_cache_size`, in bytes.
+pub fn document_cache_bytes() -> usize {
+    DOCUMENT_CACHE_SIZE.get().max(0) as usize * 1024
 }

@@ -20,7 +20,7 @@ use crate::document::{Document, TermFreq};
 use crate::error::{DedupError, Result};
 
 /// The term-weighting scheme.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Weighting {
     /// Okapi BM25 with Lucene's always-positive IDF (Andreev et al. §5.1).

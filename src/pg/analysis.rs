@@ -3,12 +3,11 @@
 //! every candidate pair is judged in both directions, as the trigger does.
 
 use crate::decide::{self, Member};
-use crate::features;
 use crate::pg::collections::Weigher;
 use crate::pg::ingest::{score, table_config, verdict_of};
 use crate::pg::models::{self, verdict, Authorities, Loaded, Weighted};
 use crate::pg::spi_err;
-use crate::pg::types::DocumentDatum;
+use crate::pg::types::DocRef;
 use pgrx::prelude::*;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -104,16 +103,19 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
                 for r in t {
                     let (Some(k), Some(d)) = (
                         r.get::<String>(1).ok().flatten(),
-                        r.get::<DocumentDatum>(2).ok().flatten(),
+                        r.get::<DocRef>(2).ok().flatten(),
                     ) else {
                         continue;
                     };
                     let Some(&n) = by_name.get(k.as_str()) else {
                         continue;
                     };
-                    let w = models::weigh_with(d.decode(), &weigher, &auth);
+                    let Some(w) = weigher.weigh_stored(&[&d]).pop() else {
+                        continue;
+                    };
+                    let w = models::with_authority(w, &auth);
                     info.entry(k).or_insert_with(|| Info {
-                        published_at: w.doc.published_at,
+                        published_at: w.doc().published_at,
                         authority: w.authority,
                     });
                     cache.insert(n, Rc::new(w));
@@ -129,7 +131,7 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
             } else {
                 (lo, hi, wl, wh)
             };
-            let (ab, ba) = features::compare_both(&wa.side(), &wb.side());
+            let (ab, ba) = models::both_ways(wa, wb);
             rows.push(PairRow {
                 a: keys[a as usize].clone(),
                 b: keys[b as usize].clone(),

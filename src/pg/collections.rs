@@ -3,9 +3,11 @@
 
 use crate::document::Document;
 use crate::error::DedupError;
+use crate::features::{Prepared, Side};
+use crate::memo::CostLru;
 use crate::pg::cache::{self, StmtMap};
 use crate::pg::spi_err;
-use crate::pg::types::DocumentDatum;
+use crate::pg::types::{DocumentDatum, StoredDoc};
 use crate::pg::{raise, OrRaise};
 use crate::text::Lang;
 use crate::weights::{self, CollectionStats, Params, StatsAccumulator, TermStat, Weighting};
@@ -14,6 +16,7 @@ use pgrx::prelude::*;
 use pgrx::{Internal, JsonB, PgMemoryContexts};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// A collection's catalog row.
 #[derive(Debug, Clone)]
@@ -46,6 +49,9 @@ thread_local! {
     /// N it was read at (see [`Weigher::prefetch`]).
     static TERMS: RefCell<HashMap<i32, CachedTerms>> = RefCell::new(HashMap::new());
     static STATES: RefCell<StmtMap<i32, (CollectionStats, Option<i64>)>> = RefCell::new(StmtMap::default());
+    /// Decoded, weighed stored documents (see [`Weigher::weigh_stored`]), within
+    /// `dedup.document_cache_size`.
+    static DOCS: RefCell<CostLru<DocKey, DocEntry>> = RefCell::new(CostLru::new(0));
     /// The term lookup, planned once per backend.
     static TERM_LOOKUP: RefCell<Option<pgrx::spi::OwnedPreparedStatement>> = const { RefCell::new(None) };
 }
@@ -80,10 +86,64 @@ pub const DRIFT: f64 = 0.01;
 /// Largest number of cached terms per collection before the cache starts over.
 const MAX_CACHED_TERMS: usize = 2_000_000;
 
-/// Empties the backend term cache (on transaction abort: what was read may have
-/// included the aborted transaction's own changes).
+/// A document with its body and title weights in one collection, aligned with
+/// `doc.terms` and `doc.title_terms`.
+/// `prep` holds what comparing needs of it alone, so a cached document costs
+/// nothing but the comparison when it meets the next one.
+pub struct Weighed {
+    pub doc: Document,
+    pub body: Vec<f64>,
+    pub title: Vec<f64>,
+    pub prep: Prepared,
+}
+
+impl Weighed {
+    pub fn new(doc: Document, body: Vec<f64>, title: Vec<f64>) -> Weighed {
+        let prep = Prepared::new(&Side {
+            doc: &doc,
+            weights: &body,
+            title_weights: &title,
+            authority: 0.0,
+        });
+        Weighed {
+            doc,
+            body,
+            title,
+            prep,
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        std::mem::size_of::<Weighed>()
+            + self.doc.heap_bytes()
+            + 8 * (self.body.len() + self.title.len())
+            + self.prep.heap_bytes()
+    }
+}
+
+/// A stored document's identity in the cache: a 128-bit hash of its bytes, and
+/// what its weights depend on besides the statistics.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct DocKey {
+    bytes: u128,
+    collection: i32,
+    weighting: Weighting,
+}
+
+struct DocEntry {
+    weighed: Rc<Weighed>,
+    /// The smallest N any of the statistics behind the weights was read at.
+    read_at: i64,
+    last_recompute: Option<i64>,
+    k1: u64,
+    b: u64,
+}
+
+/// Empties the backend term and document caches (on transaction abort: what was
+/// read may have included the aborted transaction's own changes).
 pub fn clear_backend_cache() {
     TERMS.with(|t| t.borrow_mut().clear());
+    DOCS.with(|d| d.borrow_mut().clear());
 }
 
 /// Loads a collection by name (once per statement); an unknown name raises 42704.
@@ -347,32 +407,155 @@ impl<'c> Weigher<'c> {
         });
     }
 
-    fn lookup(&self, terms: &[crate::document::TermFreq]) -> Vec<TermStat> {
-        terms
+    /// The statistics of `terms` (unseen when not prefetched), and the smallest N
+    /// any of them was read at.
+    fn lookup(&self, terms: &[crate::document::TermFreq]) -> (Vec<TermStat>, i64) {
+        let mut oldest = self.stats.n_docs;
+        let stats = terms
             .iter()
-            .map(|t| self.terms.get(&t.term).map(|c| c.stat).unwrap_or_default())
-            .collect()
+            .map(|t| match self.terms.get(&t.term) {
+                Some(c) => {
+                    oldest = oldest.min(c.read_at);
+                    c.stat
+                }
+                None => TermStat::default(),
+            })
+            .collect();
+        (stats, oldest)
+    }
+
+    /// Body and title weights of `doc`, aligned with its terms, and the smallest N
+    /// the statistics used were read at. Terms not prefetched count as unseen.
+    fn weights_read_at(&self, doc: &Document) -> (Vec<f64>, Vec<f64>, i64) {
+        let (stats, body_at) = self.lookup(&doc.terms);
+        let body = weights::term_weights(
+            &doc.terms,
+            doc.length() as i64,
+            &self.stats,
+            &stats,
+            &self.params,
+        );
+        let tlen: i64 = doc.title_terms.iter().map(|t| t.tf as i64).sum();
+        let (stats, title_at) = self.lookup(&doc.title_terms);
+        let title =
+            weights::term_weights(&doc.title_terms, tlen, &self.stats, &stats, &self.params);
+        (body, title, body_at.min(title_at))
     }
 
     /// Body and title weights of `doc`, aligned with its terms. Terms not prefetched
     /// count as unseen.
     pub fn weights(&self, doc: &Document) -> (Vec<f64>, Vec<f64>) {
-        let body = weights::term_weights(
-            &doc.terms,
-            doc.length() as i64,
-            &self.stats,
-            &self.lookup(&doc.terms),
-            &self.params,
-        );
-        let tlen: i64 = doc.title_terms.iter().map(|t| t.tf as i64).sum();
-        let title = weights::term_weights(
-            &doc.title_terms,
-            tlen,
-            &self.stats,
-            &self.lookup(&doc.title_terms),
-            &self.params,
-        );
+        let (body, title, _) = self.weights_read_at(doc);
         (body, title)
+    }
+
+    /// Weighs a document that is not stored (yet): fetches its statistics first.
+    pub fn weigh(&mut self, doc: Document) -> Rc<Weighed> {
+        self.prefetch([&doc]);
+        let (body, title, _) = self.weights_read_at(&doc);
+        Rc::new(Weighed::new(doc, body, title))
+    }
+
+    fn doc_key(&self, content: u128) -> DocKey {
+        DocKey {
+            bytes: content,
+            collection: self.coll.id,
+            weighting: self.params.weighting,
+        }
+    }
+
+    fn still_valid(&self, e: &DocEntry) -> bool {
+        e.last_recompute == self.last_recompute
+            && e.k1 == self.params.k1.to_bits()
+            && e.b == self.params.b.to_bits()
+            && (self.stats.n_docs - e.read_at).abs() <= self.tolerance
+    }
+
+    fn entry(&self, weighed: Rc<Weighed>, read_at: i64) -> DocEntry {
+        DocEntry {
+            weighed,
+            read_at,
+            last_recompute: self.last_recompute,
+            k1: self.params.k1.to_bits(),
+            b: self.params.b.to_bits(),
+        }
+    }
+
+    /// Weighs stored documents (their `dedup.document` bytes), aligned with
+    /// `payloads`. A document weighed before in this backend, under statistics that
+    /// are still current by the rule of [`DRIFT`], comes from the cache; the others
+    /// are decoded (corrupt bytes raise XX001), their missing statistics fetched in
+    /// one query, and they are kept for next time within
+    /// `dedup.document_cache_size`.
+    pub fn weigh_stored(&mut self, docs: &[&dyn StoredDoc]) -> Vec<Rc<Weighed>> {
+        use crate::pg::OrRaise;
+        let budget = crate::gucs::document_cache_bytes();
+        let mut out: Vec<Option<Rc<Weighed>>> = vec![None; docs.len()];
+        let mut todo: Vec<(usize, Option<DocKey>, Document)> = Vec::new();
+        DOCS.with(|cell| {
+            let mut cache = cell.borrow_mut();
+            cache.set_budget(budget);
+            for (i, d) in docs.iter().enumerate() {
+                if budget == 0 {
+                    todo.push((i, None, Document::decode(&d.bytes()).or_raise()));
+                    continue;
+                }
+                // A version-2 document names itself in its first 17 bytes; an old
+                // one is read whole and hashed.
+                let (content, bytes) = match d.stored_key() {
+                    Some(k) => (k, None),
+                    None => {
+                        let b = d.bytes();
+                        (crate::document::content_key(&b), Some(b))
+                    }
+                };
+                let key = self.doc_key(content);
+                if let Some(e) = cache.get(&key) {
+                    if self.still_valid(e) {
+                        out[i] = Some(e.weighed.clone());
+                        continue;
+                    }
+                }
+                let bytes = bytes.unwrap_or_else(|| d.bytes());
+                todo.push((i, Some(key), Document::decode(&bytes).or_raise()));
+            }
+        });
+        if !todo.is_empty() {
+            self.prefetch(todo.iter().map(|t| &t.2));
+            DOCS.with(|cell| {
+                let mut cache = cell.borrow_mut();
+                for (i, key, doc) in todo {
+                    let (body, title, read_at) = self.weights_read_at(&doc);
+                    let w = Rc::new(Weighed::new(doc, body, title));
+                    if let Some(k) = key {
+                        let cost = w.heap_bytes();
+                        cache.insert(k, self.entry(w.clone(), read_at), cost);
+                    }
+                    out[i] = Some(w);
+                }
+            });
+        }
+        out.into_iter().flatten().collect()
+    }
+
+    /// Keeps a weighed document under the bytes it is about to be stored as, so
+    /// that comparing it later (as a candidate of the next insert) reads no bytes.
+    pub fn remember(&self, payload: &[u8], weighed: &Rc<Weighed>) {
+        let budget = crate::gucs::document_cache_bytes();
+        if budget == 0 {
+            return;
+        }
+        let read_at = self
+            .lookup(&weighed.doc.terms)
+            .1
+            .min(self.lookup(&weighed.doc.title_terms).1);
+        DOCS.with(|cell| {
+            let mut cache = cell.borrow_mut();
+            cache.set_budget(budget);
+            let cost = weighed.heap_bytes();
+            let key = self.doc_key(crate::document::content_key(payload));
+            cache.insert(key, self.entry(weighed.clone(), read_at), cost);
+        });
     }
 }
 

@@ -5,13 +5,13 @@
 use crate::decide::{self, Judged};
 use crate::document::Document;
 use crate::error::DedupError;
-use crate::features::{self, N_FEATURES};
+use crate::features::N_FEATURES;
 use crate::gucs;
 use crate::pg::cache::{self, StmtMap};
 use crate::pg::collections::{self, Collection, Weigher};
 use crate::pg::models::{self, verdict, Authorities, Loaded, Weighted};
 use crate::pg::signature::options_of;
-use crate::pg::types::{DocumentDatum, SignatureDatum};
+use crate::pg::types::{DocRef, DocumentDatum, SignatureDatum, StoredDoc};
 use crate::pg::{raise, raise_with};
 use crate::signature::Signature;
 use crate::text::{self, AnalyzeOptions};
@@ -109,14 +109,22 @@ pub fn verdict_of(new_dup: bool, cand_dup: bool) -> verdict {
     }
 }
 
-/// A candidate row: key, document, and its own `duplicate_of`.
+/// A candidate row: key and its own `duplicate_of`.
 struct Candidate {
     key: String,
-    doc: Document,
     duplicate_of: Option<String>,
 }
 
-fn find_candidates(cfg: &TableConfig, sig: &Signature, self_key: Option<&str>) -> Vec<Candidate> {
+/// The rows whose signatures match `sig`, best first, each weighed (through the
+/// backend document cache: a candidate seen before is neither decompressed nor
+/// decoded again).
+fn find_candidates(
+    cfg: &TableConfig,
+    sig: &Signature,
+    self_key: Option<&str>,
+    weigher: &mut Weigher,
+    auth: &Authorities,
+) -> Vec<(Candidate, Weighted)> {
     if sig.keys.is_empty() {
         return Vec::new();
     }
@@ -134,16 +142,21 @@ fn find_candidates(cfg: &TableConfig, sig: &Signature, self_key: Option<&str>) -
             None,
             &[SignatureDatum::from_signature(sig).into(), self_key.into()],
         );
-        t.into_iter()
+        // The documents stay in SPI memory, and are read, while the rows are alive.
+        let rows: Vec<(Candidate, DocRef)> = t
+            .into_iter()
             .filter_map(|r| {
                 let key = r.get::<String>(1).ok()??;
-                let doc = r.get::<DocumentDatum>(2).ok()??;
-                Some(Candidate {
-                    key,
-                    doc: doc.decode(),
-                    duplicate_of: r.get::<String>(3).ok().flatten(),
-                })
+                let doc = r.get::<DocRef>(2).ok()??;
+                let duplicate_of = r.get::<String>(3).ok().flatten();
+                Some((Candidate { key, duplicate_of }, doc))
             })
+            .collect();
+        let docs: Vec<&dyn StoredDoc> = rows.iter().map(|(_, d)| d as &dyn StoredDoc).collect();
+        let weighed = weigher.weigh_stored(&docs);
+        rows.into_iter()
+            .zip(weighed)
+            .map(|((c, _), w)| (c, models::with_authority(w, auth)))
             .collect()
     })
 }
@@ -153,7 +166,7 @@ fn judge(model: Option<&Loaded>, new: &Weighted, cands: &[(Candidate, Weighted)]
     cands
         .iter()
         .map(|(c, w)| {
-            let (ab, ba) = features::compare_both(&new.side(), &w.side());
+            let (ab, ba) = models::both_ways(new, w);
             Judged {
                 key: c.key.clone(),
                 duplicate_of: c.duplicate_of.clone(),
@@ -166,7 +179,8 @@ fn judge(model: Option<&Loaded>, new: &Weighted, cands: &[(Candidate, Weighted)]
 
 /// Everything the trigger needs for one row.
 pub struct Checked {
-    pub doc: Option<Document>,
+    /// The new document's stored form (when `commit`).
+    pub doc: Option<DocumentDatum>,
     pub sig: Option<Signature>,
     pub original: Option<String>,
     pub verdict: Option<verdict>,
@@ -190,10 +204,9 @@ pub fn check(
     // One weigher for the new document and its candidates: the statistics of their
     // terms come from one query each.
     let mut weigher = Weigher::new(&cfg.coll, None);
-    weigher.prefetch([&doc]);
     let auth = Authorities::cached(&cfg.coll);
-    let new = models::weigh_with(doc, &weigher, &auth);
-    let sig = crate::signature::signature(&new.doc, &new.body, &opts);
+    let new = models::with_authority(weigher.weigh(doc), &auth);
+    let sig = crate::signature::signature(new.doc(), &new.w.body, &opts);
     if commit && !sig.keys.is_empty() {
         let keys: Vec<i32> = sig.keys.iter().map(|&k| k as i32).collect();
         Spi::connect_mut(|c| {
@@ -205,22 +218,19 @@ pub fn check(
             );
         });
     }
-    let cands = find_candidates(cfg, &sig, self_key);
-    weigher.prefetch(cands.iter().map(|c| &c.doc));
-    let cands: Vec<(Candidate, Weighted)> = cands
-        .into_iter()
-        .map(|mut c| {
-            let w = models::weigh_with(std::mem::take(&mut c.doc), &weigher, &auth);
-            (c, w)
-        })
-        .collect();
+    let cands = find_candidates(cfg, &sig, self_key, &mut weigher, &auth);
     let judged = judge(model.as_deref(), &new, &cands);
     let d = decide::choose(&judged);
-    if commit {
-        collections::add(cfg.coll.id, &new.doc);
-    }
+    let stored = commit.then(|| {
+        collections::add(cfg.coll.id, new.doc());
+        // Kept under the bytes it is stored as: the next inserts of a story compare
+        // with it without reading it back.
+        let bytes = new.doc().encode();
+        weigher.remember(&bytes, &new.w);
+        DocumentDatum(bytes)
+    });
     Checked {
-        doc: Some(new.doc),
+        doc: stored,
         sig: Some(sig),
         original: d.original,
         verdict: Some(verdict_of(d.new_dup, d.cand_dup)),
@@ -301,7 +311,7 @@ pub fn _check(
     let model = model.or(cfg.model.as_deref());
     let c = check(&cfg, doc, model, self_key, true);
     TableIterator::once((
-        c.doc.as_ref().map(DocumentDatum::from_document),
+        c.doc,
         c.sig.as_ref().map(SignatureDatum::from_signature),
         c.original,
         c.verdict,

@@ -5,8 +5,8 @@
 use crate::document::Document;
 use crate::error::DedupError;
 use crate::features::{self, Side, FEATURE_NAMES, N_FEATURES};
-use crate::pg::collections::{self, Collection};
-use crate::pg::types::DocumentDatum;
+use crate::pg::collections::{self, Collection, Weighed};
+use crate::pg::types::{DocRef, DocumentDatum, StoredDoc};
 use crate::pg::{query_err, spi_err};
 use crate::pg::{raise, OrRaise};
 use crate::svm::{self, Example, Kernel, Model, PairOutcome, TrainOptions};
@@ -31,31 +31,41 @@ impl From<PairOutcome> for verdict {
 
 // ---- one side of a comparison ------------------------------------------------------
 
-/// A document with its weights in a collection and its source authority.
+/// A weighed document and its source authority.
 pub struct Weighted {
-    pub doc: Document,
-    pub body: Vec<f64>,
-    pub title: Vec<f64>,
+    pub w: Rc<Weighed>,
     pub authority: f64,
 }
 
 impl Weighted {
+    pub fn doc(&self) -> &Document {
+        &self.w.doc
+    }
+
     pub fn side(&self) -> Side<'_> {
         Side {
-            doc: &self.doc,
-            weights: &self.body,
-            title_weights: &self.title,
+            doc: &self.w.doc,
+            weights: &self.w.body,
+            title_weights: &self.w.title,
             authority: self.authority,
         }
     }
 }
 
-/// Weighs two documents with one statistics lookup (one `Weigher`, both prefetched).
-pub fn weigh_pair(a: Document, b: Document, coll: &Collection) -> (Weighted, Weighted) {
+/// Weighs two stored documents with one statistics lookup, through the backend
+/// document cache.
+pub fn weigh_pair(a: &dyn StoredDoc, b: &dyn StoredDoc, coll: &Collection) -> (Weighted, Weighted) {
     let mut w = collections::Weigher::new(coll, None);
-    w.prefetch([&a, &b]);
+    let mut both = w.weigh_stored(&[a, b]);
     let auth = Authorities::cached(coll);
-    (weigh_with(a, &w, &auth), weigh_with(b, &w, &auth))
+    match (both.pop(), both.pop()) {
+        (Some(wb), Some(wa)) => (with_authority(wa, &auth), with_authority(wb, &auth)),
+        _ => crate::pg::raise_with(
+            PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            "weighing a pair returned fewer than two documents".into(),
+            None,
+        ),
+    }
 }
 
 /// Every source authority of a collection, loaded once for work over many documents.
@@ -97,21 +107,15 @@ impl Authorities {
     }
 }
 
-/// Weighs a document with a prefetched [`collections::Weigher`] and loaded authorities.
-pub fn weigh_with(doc: Document, w: &collections::Weigher, auth: &Authorities) -> Weighted {
-    let (body, title) = w.weights(&doc);
-    let authority = auth.of(doc.source.as_deref());
-    Weighted {
-        doc,
-        body,
-        title,
-        authority,
-    }
+/// A weighed document with its source's authority.
+pub fn with_authority(w: Rc<Weighed>, auth: &Authorities) -> Weighted {
+    let authority = auth.of(w.doc.source.as_deref());
+    Weighted { w, authority }
 }
 
 /// ρ(a,b) and ρ(b,a).
 pub fn both_ways(a: &Weighted, b: &Weighted) -> ([f64; N_FEATURES], [f64; N_FEATURES]) {
-    features::compare_both(&a.side(), &b.side())
+    features::compare_prepared(&a.side(), &a.w.prep, &b.side(), &b.w.prep)
 }
 
 /// The names of the features of `compare`, in order.
@@ -122,10 +126,10 @@ fn feature_names() -> Vec<String> {
 
 /// ρ(a,b): the pair's feature vector, in the order of `feature_names()`.
 #[pg_extern(stable, strict, parallel_safe)]
-fn compare(a: DocumentDatum, b: DocumentDatum, collection: &str) -> Vec<f64> {
+fn compare(a: DocRef, b: DocRef, collection: &str) -> Vec<f64> {
     let coll = collections::load(collection);
-    let (a, b) = weigh_pair(a.decode(), b.decode(), &coll);
-    features::compare(&a.side(), &b.side()).to_vec()
+    let (a, b) = weigh_pair(&a, &b, &coll);
+    both_ways(&a, &b).0.to_vec()
 }
 
 // ---- the model cache ---------------------------------------------------------------
@@ -259,18 +263,18 @@ pub fn classify(m: &Loaded, a: &Weighted, b: &Weighted) -> (verdict, f64) {
 
 /// The verdict for a pair from both directions: D(ρ(a,b)) and D(ρ(b,a)).
 #[pg_extern(stable, strict, parallel_safe)]
-fn classify_pair(model: &str, a: DocumentDatum, b: DocumentDatum) -> verdict {
+fn classify_pair(model: &str, a: DocRef, b: DocRef) -> verdict {
     let m = self::model(model);
-    let (a, b) = weigh_pair(a.decode(), b.decode(), &m.collection);
+    let (a, b) = weigh_pair(&a, &b, &m.collection);
     classify(&m, &a, &b).0
 }
 
 /// The decision value for "a duplicates b": positive means duplicate.
 #[pg_extern(stable, strict, parallel_safe)]
-fn pair_score(model: &str, a: DocumentDatum, b: DocumentDatum) -> f64 {
+fn pair_score(model: &str, a: DocRef, b: DocRef) -> f64 {
     let m = self::model(model);
-    let (a, b) = weigh_pair(a.decode(), b.decode(), &m.collection);
-    m.model.decision(&features::compare(&a.side(), &b.side()))
+    let (a, b) = weigh_pair(&a, &b, &m.collection);
+    m.model.decision(&both_ways(&a, &b).0)
 }
 
 /// Each feature's value and contribution to the decision, in both directions.
@@ -279,8 +283,8 @@ fn pair_score(model: &str, a: DocumentDatum, b: DocumentDatum) -> f64 {
 #[pg_extern(stable, strict, parallel_safe)]
 fn explain_pair(
     model: &str,
-    a: DocumentDatum,
-    b: DocumentDatum,
+    a: DocRef,
+    b: DocRef,
 ) -> TableIterator<
     'static,
     (
@@ -292,7 +296,7 @@ fn explain_pair(
     ),
 > {
     let m = self::model(model);
-    let (a, b) = weigh_pair(a.decode(), b.decode(), &m.collection);
+    let (a, b) = weigh_pair(&a, &b, &m.collection);
     let (ab, ba) = both_ways(&a, &b);
     let (cab, cba) = (m.model.contributions(&ab), m.model.contributions(&ba));
     let rows: Vec<_> = (0..N_FEATURES)
@@ -317,7 +321,7 @@ const TRAIN_COLUMNS: &str =
 
 /// Rows of a user query returning [`TRAIN_COLUMNS`].
 /// Rows with a NULL document are skipped; a NULL label counts false.
-fn labelled_pairs(query: &str) -> Vec<(Document, Document, bool, bool)> {
+fn labelled_pairs(query: &str) -> Vec<(DocumentDatum, DocumentDatum, bool, bool)> {
     Spi::connect(|c| {
         let t = c.select(query, None, &[]).unwrap_or_else(|e| spi_err(e));
         if t.columns().unwrap_or(0) < 4 {
@@ -342,16 +346,19 @@ fn labelled_pairs(query: &str) -> Vec<(Document, Document, bool, bool)> {
                 .get::<bool>(4)
                 .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e))
                 .unwrap_or(false);
-            out.push((a.decode(), b.decode(), ab, ba));
+            out.push((a, b, ab, ba));
         }
         out
     })
 }
 
-fn examples(coll: &Collection, pairs: Vec<(Document, Document, bool, bool)>) -> Vec<Example> {
+fn examples(
+    coll: &Collection,
+    pairs: Vec<(DocumentDatum, DocumentDatum, bool, bool)>,
+) -> Vec<Example> {
     let mut ex = Vec::with_capacity(pairs.len() * 2);
     for (a, b, ab, ba) in pairs {
-        let (a, b) = weigh_pair(a, b, coll);
+        let (a, b) = weigh_pair(&a, &b, coll);
         let (xab, xba) = both_ways(&a, &b);
         ex.push(Example {
             x: xab.to_vec(),
@@ -603,6 +610,7 @@ fn learn_authority(collection: &str, pairs: &str) -> i64 {
     let coll = collections::load(collection);
     let mut counts: HashMap<String, (i64, i64)> = HashMap::new();
     for (a, b, ab, ba) in labelled_pairs(pairs) {
+        let (a, b) = (a.decode(), b.decode());
         let (orig, dup) = match (ab, ba) {
             (true, false) => (b.source, a.source),
             (false, true) => (a.source, b.source),

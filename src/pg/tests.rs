@@ -141,4 +141,45 @@ mod tests {
             "SELECT dedup.classify_pair('missing', '{\"v\":1}', '{\"v\":1}')::text",
         );
     }
+
+    /// The backend cache of weighed documents changes no result: a pair compares the
+    /// same cold, warm (from the cache) and with the cache off, and a version-1
+    /// document (as written by the first release, keyed by all its bytes) compares
+    /// like its version-2 form.
+    #[pg_test]
+    fn document_cache_and_format_1_change_no_result() -> Result<(), pgrx::spi::Error> {
+        Spi::run("SELECT dedup.create_collection('cache_c')")?;
+        Spi::run(
+            "CREATE TEMP TABLE cd AS SELECT i, dedup.to_document(format('Новость %s о мосте. Мост построят к %s году. Жители рады.', i, 2020 + i)) AS d \
+             FROM generate_series(1, 30) i",
+        )?;
+        Spi::run("SELECT dedup.recompute('cd', 'd', 'cache_c')")?;
+        let a = Spi::get_one::<DocumentDatum>("SELECT d FROM cd WHERE i = 1")?.expect("a");
+        let b = Spi::get_one::<DocumentDatum>("SELECT d FROM cd WHERE i = 2")?.expect("b");
+        assert_eq!(a.0[0], crate::document::FORMAT_VERSION);
+        let mut v1 = vec![crate::document::FORMAT_VERSION_1];
+        v1.extend_from_slice(&a.0[crate::document::HEADER_LEN..]);
+        let q = "SELECT dedup.compare($1, $2, 'cache_c')";
+        let run = |x: &DocumentDatum| -> Result<Vec<f64>, pgrx::spi::Error> {
+            Ok(
+                Spi::get_one_with_args::<Vec<f64>>(q, &[x.clone().into(), b.clone().into()])?
+                    .expect("features"),
+            )
+        };
+        let cold = run(&a)?;
+        let warm = run(&a)?;
+        let old = run(&DocumentDatum(v1.clone()))?;
+        let old_warm = run(&DocumentDatum(v1))?;
+        Spi::run("SET dedup.document_cache_size = 0")?;
+        let off = run(&a)?;
+        Spi::run("RESET dedup.document_cache_size")?;
+        assert_eq!(cold, warm);
+        assert_eq!(cold, old);
+        assert_eq!(cold, old_warm);
+        assert_eq!(cold, off);
+        // Same words, other numbers: text 0, numbers apart.
+        assert_eq!(cold[0], 0.0);
+        assert!(cold[2] > 0.0, "numbers_inclusion {}", cold[2]);
+        Ok(())
+    }
 }

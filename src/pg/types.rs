@@ -88,6 +88,108 @@ impl DocumentDatum {
     }
 }
 
+/// A stored document's bytes, or a handle that yields them: what
+/// `Weigher::weigh_stored` reads.
+pub trait StoredDoc {
+    /// The content hash of a version-2 document, read without its body; None for
+    /// version 1.
+    fn stored_key(&self) -> Option<u128>;
+    /// The whole payload.
+    fn bytes(&self) -> std::borrow::Cow<'_, [u8]>;
+}
+
+impl StoredDoc for DocumentDatum {
+    fn stored_key(&self) -> Option<u128> {
+        crate::document::stored_key(&self.0)
+    }
+    fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        std::borrow::Cow::Borrowed(&self.0)
+    }
+}
+
+/// A `dedup.document` left as PostgreSQL handed it over: maybe compressed, maybe
+/// out of line. Its content key comes from a 17-byte slice, so a document already
+/// in the backend cache is never decompressed; the payload is read only on a miss.
+///
+/// The datum belongs to the caller: a function argument lives for the call, an SPI
+/// value until its `Spi::connect` closure returns. A `DocRef` must not outlive it,
+/// so it is neither `Clone` nor returned from any function.
+pub struct DocRef(pg_sys::Datum);
+
+impl StoredDoc for DocRef {
+    fn stored_key(&self) -> Option<u128> {
+        use crate::document::HEADER_LEN;
+        // SAFETY: the datum is a live, non-null varlena of our type (see the type's
+        // docs). detoast_attr_slice handles every storage form and returns a fresh
+        // palloc'd copy of at most HEADER_LEN bytes (or the datum itself when it is
+        // already a plain varlena), which we read and free.
+        unsafe {
+            let ptr = self.0.cast_mut_ptr::<pg_sys::varlena>();
+            let slice = pg_sys::detoast_attr_slice(ptr, 0, HEADER_LEN as i32);
+            let len = pgrx::varlena::varsize_any_exhdr(slice);
+            let data = pgrx::varlena::vardata_any(slice).cast::<u8>();
+            let key = crate::document::stored_key(std::slice::from_raw_parts(data, len));
+            if slice != ptr {
+                pg_sys::pfree(slice.cast());
+            }
+            key
+        }
+    }
+    fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        // SAFETY: as above; the Vec conversion detoasts and copies.
+        let v = unsafe { Vec::<u8>::from_polymorphic_datum(self.0, false, pg_sys::InvalidOid) };
+        std::borrow::Cow::Owned(v.unwrap_or_default())
+    }
+}
+
+impl FromDatum for DocRef {
+    unsafe fn from_polymorphic_datum(
+        datum: pg_sys::Datum,
+        is_null: bool,
+        _typoid: pg_sys::Oid,
+    ) -> Option<Self> {
+        (!is_null).then_some(DocRef(datum))
+    }
+}
+
+impl IntoDatum for DocRef {
+    fn into_datum(self) -> Option<pg_sys::Datum> {
+        Some(self.0)
+    }
+    fn type_oid() -> pg_sys::Oid {
+        pgrx::regtypein("dedup.document")
+    }
+    /// Checked for every SPI value read: two syscache probes rather than
+    /// `regtypein`'s parse of the type name.
+    fn is_compatible_with(other: pg_sys::Oid) -> bool {
+        dedup_type_oid(c"document") == Some(other)
+    }
+}
+
+unsafe impl<'fcx> ArgAbi<'fcx> for DocRef {
+    unsafe fn unbox_arg_unchecked(arg: Arg<'_, 'fcx>) -> Self {
+        let index = arg.index();
+        // SAFETY: pgrx only calls this for an argument of our SQL type.
+        match unsafe { arg.unbox_arg_using_from_datum() } {
+            Some(v) => v,
+            None => crate::pg::raise_with(
+                pgrx::PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
+                format!("argument {index} must not be null"),
+                None,
+            ),
+        }
+    }
+}
+
+unsafe impl SqlTranslatable for DocRef {
+    const TYPE_IDENT: &'static str = concat!(module_path!(), "::DocRef");
+    const TYPE_ORIGIN: TypeOrigin = TypeOrigin::External;
+    const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> =
+        Ok(SqlMappingRef::literal("dedup.document"));
+    const RETURN_SQL: Result<ReturnsRef, ReturnsError> =
+        Ok(ReturnsRef::One(SqlMappingRef::literal("dedup.document")));
+}
+
 varlena_handle!(SignatureDatum, "dedup.signature");
 
 impl SignatureDatum {
@@ -132,8 +234,8 @@ thread_local! {
         const { std::cell::Cell::new(None) };
 }
 
-/// The OID of `dedup.verdict` through two syscache probes (no parsing), or None.
-fn verdict_type_oid() -> Option<pg_sys::Oid> {
+/// The OID of type `dedup.<name>` through two syscache probes (no parsing), or None.
+fn dedup_type_oid(name: &std::ffi::CStr) -> Option<pg_sys::Oid> {
     // SAFETY: catalog lookups by name with missing_ok; the C strings are static.
     unsafe {
         let nsp = pg_sys::get_namespace_oid(c"dedup".as_ptr(), true);
@@ -143,13 +245,17 @@ fn verdict_type_oid() -> Option<pg_sys::Oid> {
         let oid = pg_sys::GetSysCacheOid(
             pg_sys::SysCacheIdentifier::TYPENAMENSP as i32,
             pg_sys::Anum_pg_type_oid as pg_sys::AttrNumber,
-            pg_sys::Datum::from(c"verdict".as_ptr()),
+            pg_sys::Datum::from(name.as_ptr()),
             pg_sys::Datum::from(nsp),
             pg_sys::Datum::from(0),
             pg_sys::Datum::from(0),
         );
         (oid != pg_sys::InvalidOid).then_some(oid)
     }
+}
+
+fn verdict_type_oid() -> Option<pg_sys::Oid> {
+    dedup_type_oid(c"verdict")
 }
 
 impl IntoDatum for Verdict {
