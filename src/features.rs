@@ -699,60 +699,10 @@ mod tests {
         v.iter().map(|s| s.to_string()).collect()
     }
 
-    #[test]
-    fn compare_both_equals_two_compares() {
-        // A seeded LCG builds varied documents: shared and private words, numbers,
-        // titles, times, empty sides.
-        let mut seed = 0x9e3779b97f4a7c15u64;
-        let mut next = move |n: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % n.max(1)
-        };
-        let words = [
-            "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa",
-        ];
-        let mut docs = Vec::new();
-        for _ in 0..40 {
-            let ns = next(6) as usize;
-            let sents: Vec<Vec<&str>> = (0..ns)
-                .map(|_| (0..1 + next(5)).map(|_| words[next(10) as usize]).collect())
-                .collect();
-            let refs: Vec<&[&str]> = sents.iter().map(|v| v.as_slice()).collect();
-            let mut d = doc_from(&refs, 1 + next(3) as usize);
-            d.numbers = (0..next(5)).map(|_| next(7).to_string()).collect();
-            if next(2) == 0 {
-                d.title_terms = vec![tf(words[next(10) as usize], 1)];
-            }
-            d.images = next(3) as u32;
-            d.links = next(4) as u32;
-            d.published_at = if next(3) == 0 {
-                None
-            } else {
-                Some(next(1000) as i64 * 1_000_000)
-            };
-            docs.push(d);
-        }
-        for a in &docs {
-            for b in &docs {
-                let (wa, wb) = (ones(a), ones(b));
-                let twa: Vec<f64> = a.title_terms.iter().map(|_| 0.5).collect();
-                let twb: Vec<f64> = b.title_terms.iter().map(|_| 0.7).collect();
-                let (sa, sb) = (side(a, &wa, &twa, 0.3), side(b, &wb, &twb, 0.8));
-                let (ab, ba) = compare_both(&sa, &sb);
-                let (xab, xba) = (compare(&sa, &sb), compare(&sb, &sa));
-                for k in 0..N_FEATURES {
-                    assert_eq!(ab[k].to_bits(), xab[k].to_bits(), "ab {}", FEATURE_NAMES[k]);
-                    assert_eq!(ba[k].to_bits(), xba[k].to_bits(), "ba {}", FEATURE_NAMES[k]);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn compare_prepared_matches_compare_both() {
-        let mut seed = 0x51_7cc1_b727_220au64;
+    /// 40 varied documents from a seeded LCG: shared and private words, numbers,
+    /// titles, counts, times, empty sides.
+    fn random_docs(seed: u64) -> Vec<Document> {
+        let mut seed = seed;
         let mut next = move |n: u64| {
             seed = seed
                 .wrapping_mul(6364136223846793005)
@@ -775,9 +725,35 @@ mod tests {
                 d.title_terms = vec![tf(words[next(10) as usize], 1)];
             }
             d.images = next(3) as u32;
+            d.links = next(4) as u32;
             d.published_at = (next(3) != 0).then(|| next(1000) as i64 * 1_000_000);
             docs.push(d);
         }
+        docs
+    }
+
+    #[test]
+    fn compare_both_equals_two_compares() {
+        let docs = random_docs(0x9e3779b97f4a7c15);
+        for a in &docs {
+            for b in &docs {
+                let (wa, wb) = (ones(a), ones(b));
+                let twa: Vec<f64> = a.title_terms.iter().map(|_| 0.5).collect();
+                let twb: Vec<f64> = b.title_terms.iter().map(|_| 0.7).collect();
+                let (sa, sb) = (side(a, &wa, &twa, 0.3), side(b, &wb, &twb, 0.8));
+                let (ab, ba) = compare_both(&sa, &sb);
+                let (xab, xba) = (compare(&sa, &sb), compare(&sb, &sa));
+                for k in 0..N_FEATURES {
+                    assert_eq!(ab[k].to_bits(), xab[k].to_bits(), "ab {}", FEATURE_NAMES[k]);
+                    assert_eq!(ba[k].to_bits(), xba[k].to_bits(), "ba {}", FEATURE_NAMES[k]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn compare_prepared_matches_compare_both() {
+        let docs = random_docs(0x51_7cc1_b727_220a);
         for (i, a) in docs.iter().enumerate() {
             for (j, b) in docs.iter().enumerate() {
                 // Uneven weights; every third document has fewer weights than terms.

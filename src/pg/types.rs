@@ -11,6 +11,24 @@ use pgrx::pgrx_sql_entity_graph::metadata::{
 };
 use pgrx::{pg_sys, FromDatum, IntoDatum};
 
+/// An argument of one of our types; a NULL one (possible only when a function is
+/// called through a non-STRICT path) raises 22004 instead of reaching Rust.
+///
+/// # Safety
+/// `arg` must be an argument of the SQL type `T` maps.
+unsafe fn unbox_non_null<'fcx, T: FromDatum>(arg: Arg<'_, 'fcx>) -> T {
+    let index = arg.index();
+    // SAFETY: by the caller's contract.
+    match unsafe { arg.unbox_arg_using_from_datum() } {
+        Some(v) => v,
+        None => crate::pg::raise_with(
+            pgrx::PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
+            format!("argument {index} must not be null"),
+            None,
+        ),
+    }
+}
+
 macro_rules! varlena_handle {
     ($name:ident, $sql:literal) => {
         #[doc = concat!("The payload bytes of one `", $sql, "` value.")]
@@ -40,16 +58,8 @@ macro_rules! varlena_handle {
 
         unsafe impl<'fcx> ArgAbi<'fcx> for $name {
             unsafe fn unbox_arg_unchecked(arg: Arg<'_, 'fcx>) -> Self {
-                let index = arg.index();
-                // SAFETY: pgrx only calls this for a non-null argument of our SQL type.
-                match unsafe { arg.unbox_arg_using_from_datum() } {
-                    Some(v) => v,
-                    None => crate::pg::raise_with(
-                        pgrx::PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
-                        format!("argument {index} must not be null"),
-                        None,
-                    ),
-                }
+                // SAFETY: pgrx only calls this for an argument of our SQL type.
+                unsafe { unbox_non_null(arg) }
             }
         }
 
@@ -168,16 +178,8 @@ impl IntoDatum for DocRef {
 
 unsafe impl<'fcx> ArgAbi<'fcx> for DocRef {
     unsafe fn unbox_arg_unchecked(arg: Arg<'_, 'fcx>) -> Self {
-        let index = arg.index();
         // SAFETY: pgrx only calls this for an argument of our SQL type.
-        match unsafe { arg.unbox_arg_using_from_datum() } {
-            Some(v) => v,
-            None => crate::pg::raise_with(
-                pgrx::PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
-                format!("argument {index} must not be null"),
-                None,
-            ),
-        }
+        unsafe { unbox_non_null(arg) }
     }
 }
 
