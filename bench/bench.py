@@ -514,8 +514,7 @@ def bench_pair_cost_500(db: DB, name: str, reps: int) -> None:
     with db.new() as c:
         def timed(sql: str) -> float:
             t = time.perf_counter()
-            c.execute(sql)
-            c.fetchall()
+            c.execute(sql).fetchall()
             return time.perf_counter() - t
         # First sight: 100 pairs of 200 documents this connection has not seen.
         t_first = timed("SELECT count(dedup.classify_pair('cv_all_linear', a.d, b.d)) "
