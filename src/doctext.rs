@@ -99,7 +99,7 @@ pub fn parse_time(s: &str) -> Option<i64> {
 fn terms_json(terms: &[TermFreq]) -> Value {
     let mut m = Map::new();
     for t in terms {
-        m.insert(t.term.clone(), Value::from(t.tf));
+        m.insert(t.term.to_string(), Value::from(t.tf));
     }
     Value::Object(m)
 }
@@ -113,7 +113,7 @@ fn segments_json(doc: &Document, segs: &[Segment]) -> Value {
                 let t = s
                     .terms
                     .iter()
-                    .map(|&i| Value::from(doc.terms[i as usize].term.clone()));
+                    .map(|&i| Value::from(doc.terms[i as usize].term.as_str()));
                 m.insert("t".into(), Value::Array(t.collect()));
                 Value::Object(m)
             })
@@ -186,7 +186,7 @@ fn parse_terms(v: Option<&Value>, key: &str) -> Result<Vec<TermFreq>> {
             return Err(bad("terms must not be empty strings"));
         }
         out.push(TermFreq {
-            term: term.clone(),
+            term: term.as_str().into(),
             tf,
         });
     }

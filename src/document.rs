@@ -9,10 +9,14 @@
 //! - every index in a `Segment::terms` is `< terms.len()`.
 //! - `numbers` are normalised decimal strings (see `text::numbers`), in text order.
 
+/// A term's text. Stems are short: up to 24 bytes (12 Cyrillic letters) live
+/// inline, so decoding a document allocates nothing per term.
+pub type Term = compact_str::CompactString;
+
 /// One stemmed term with its frequency.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TermFreq {
-    pub term: String,
+    pub term: Term,
     pub tf: u32,
 }
 
@@ -241,7 +245,7 @@ impl<'a> Reader<'a> {
             prev.truncate(shared);
             prev.extend_from_slice(suffix);
             let tf = self.u32v()?;
-            let term = String::from_utf8(prev.clone())
+            let term = Term::from_utf8(&prev)
                 .map_err(|_| DedupError::corrupted("document term is not UTF-8"))?;
             if let Some(last) = out.last() {
                 if last.term.as_bytes() >= term.as_bytes() {

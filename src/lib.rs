@@ -6,6 +6,7 @@
 
 // Pure modules: no pgrx.
 pub mod codec;
+mod coldbench;
 pub mod decide;
 pub mod doctext;
 pub mod document;

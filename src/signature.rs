@@ -864,7 +864,7 @@ mod tests {
                 .iter()
                 .zip(&tf)
                 .map(|(t, &tf)| TermFreq {
-                    term: t.to_string(),
+                    term: (*t).into(),
                     tf,
                 })
                 .collect(),
@@ -1647,7 +1647,10 @@ mod tests {
             let terms = ranks
                 .iter()
                 .zip(&tf)
-                .map(|(&x, &tf)| TermFreq { term: name(x), tf })
+                .map(|(&x, &tf)| TermFreq {
+                    term: name(x).into(),
+                    tf,
+                })
                 .collect();
             let d = Document {
                 terms,

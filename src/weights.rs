@@ -231,7 +231,7 @@ impl StatsAccumulator {
                 s.cf += t.tf as i64;
             } else {
                 self.terms.insert(
-                    t.term.clone(),
+                    t.term.to_string(),
                     TermStat {
                         df: 1,
                         cf: t.tf as i64,
@@ -397,7 +397,7 @@ mod tests {
         let stats: Vec<TermStat> = d
             .terms
             .iter()
-            .map(|t| acc.terms.get(&t.term).copied().unwrap_or_default())
+            .map(|t| acc.terms.get(t.term.as_str()).copied().unwrap_or_default())
             .collect();
         term_weights(&d.terms, d.length() as i64, &acc.collection(), &stats, p)
     }

@@ -65,7 +65,7 @@ struct CachedTerms {
 /// Cached terms by name. foldhash, randomly seeded per backend, rather than SipHash:
 /// weighing looks up every term of every document compared, and this map was the
 /// largest part of `classify_pair`'s time.
-type TermMap = HashMap<String, Cached, foldhash::fast::RandomState>;
+type TermMap = HashMap<crate::document::Term, Cached, foldhash::fast::RandomState>;
 
 /// One cached term: its df/cf and the collection's N when they were read.
 #[derive(Clone, Copy)]
@@ -360,10 +360,14 @@ impl<'c> Weigher<'c> {
     /// Fetches the statistics of every term of `docs` not fetched yet (or fetched
     /// too many documents ago), in one query.
     pub fn prefetch<'d>(&mut self, docs: impl IntoIterator<Item = &'d Document>) {
-        let mut missing: Vec<String> = Vec::new();
+        let mut missing: Vec<crate::document::Term> = Vec::new();
         for d in docs {
             for t in d.terms.iter().chain(&d.title_terms) {
-                if !self.terms.get(&t.term).is_some_and(|c| self.fresh(c)) {
+                if !self
+                    .terms
+                    .get(t.term.as_str())
+                    .is_some_and(|c| self.fresh(c))
+                {
                     missing.push(t.term.clone());
                 }
             }
@@ -373,7 +377,8 @@ impl<'c> Weigher<'c> {
         if missing.is_empty() {
             return;
         }
-        let found = term_stats(self.coll.id, &missing);
+        let names: Vec<String> = missing.iter().map(|t| t.to_string()).collect();
+        let found = term_stats(self.coll.id, &names);
         let read_at = self.stats.n_docs;
         for (t, stat) in missing.into_iter().zip(found) {
             self.terms.insert(t, Cached { stat, read_at });
@@ -396,7 +401,7 @@ impl<'c> Weigher<'c> {
                     let cf = r.get::<i64>(3).ok().flatten().unwrap_or(0);
                     let read_at = self.stats.n_docs;
                     self.terms.insert(
-                        term,
+                        term.into(),
                         Cached {
                             stat: TermStat { df, cf },
                             read_at,
@@ -413,7 +418,7 @@ impl<'c> Weigher<'c> {
         let mut oldest = self.stats.n_docs;
         let stats = terms
             .iter()
-            .map(|t| match self.terms.get(&t.term) {
+            .map(|t| match self.terms.get(t.term.as_str()) {
                 Some(c) => {
                     oldest = oldest.min(c.read_at);
                     c.stat
@@ -657,7 +662,7 @@ fn drop_collection(name: &str) {
 
 fn term_arrays(doc: &Document) -> (Vec<String>, Vec<i64>) {
     (
-        doc.terms.iter().map(|t| t.term.clone()).collect(),
+        doc.terms.iter().map(|t| t.term.to_string()).collect(),
         doc.terms.iter().map(|t| t.tf as i64).collect(),
     )
 }
@@ -839,7 +844,7 @@ fn weights(
         doc.terms
             .into_iter()
             .zip(w)
-            .map(|(t, w)| (t.term, w))
+            .map(|(t, w)| (t.term.into_string(), w))
             .collect::<Vec<_>>(),
     )
 }
@@ -850,7 +855,7 @@ pub fn top_terms_of(doc: &Document, w: &[f64], k: usize) -> Vec<(String, f64)> {
         .terms
         .iter()
         .zip(w)
-        .map(|(t, &w)| (t.term.clone(), w))
+        .map(|(t, &w)| (t.term.to_string(), w))
         .collect();
     v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     v.truncate(k);

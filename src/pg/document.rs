@@ -100,7 +100,7 @@ fn terms(doc: DocumentDatum) -> TableIterator<'static, (name!(term, String), nam
     TableIterator::new(
         d.terms
             .into_iter()
-            .map(|t| (t.term, t.tf.min(i32::MAX as u32) as i32)),
+            .map(|t| (t.term.into_string(), t.tf.min(i32::MAX as u32) as i32)),
     )
 }
 

@@ -21,7 +21,7 @@ use std::borrow::Cow;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::document::{Document, Segment, TermFreq};
+use crate::document::{Document, Segment, Term, TermFreq};
 use crate::error::{DedupError, Result};
 use words::{Outcome, Stems};
 use xxhash_rust::xxh3::Xxh3Default;
@@ -143,7 +143,7 @@ pub fn tokens(text: &str, opts: &AnalyzeOptions) -> Vec<String> {
         }
     });
     ids.iter()
-        .filter_map(|&id| stems.stems.get(id as usize).cloned())
+        .filter_map(|&id| stems.stems.get(id as usize).map(|s| s.to_string()))
         .collect()
 }
 
@@ -164,7 +164,7 @@ pub fn numbers(text: &str) -> Vec<String> {
 
 /// Sorted, unique terms with frequencies from stem ids; returns the terms and the
 /// map from stem id to term index.
-fn term_table(stems: &[String], counts: &[u32]) -> (Vec<TermFreq>, Vec<u32>) {
+fn term_table(stems: &[std::rc::Rc<str>], counts: &[u32]) -> (Vec<TermFreq>, Vec<u32>) {
     let mut order: Vec<usize> = (0..stems.len()).collect();
     order.sort_unstable_by(|&a, &b| stems[a].cmp(&stems[b]));
     let mut remap = vec![0u32; stems.len()];
@@ -176,7 +176,7 @@ fn term_table(stems: &[String], counts: &[u32]) -> (Vec<TermFreq>, Vec<u32>) {
         }
         remap[id] = u32::try_from(terms.len()).unwrap_or(u32::MAX);
         terms.push(TermFreq {
-            term: stems[id].clone(),
+            term: Term::from(&*stems[id]),
             tf,
         });
     }

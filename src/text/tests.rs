@@ -210,7 +210,7 @@ fn equal_sentences_hash_equal_across_documents() {
     let terms = |d: &Document, s: &Segment| -> Vec<String> {
         s.terms
             .iter()
-            .map(|&i| d.terms[i as usize].term.clone())
+            .map(|&i| d.terms[i as usize].term.to_string())
             .collect()
     };
     assert_eq!(terms(&a, &a.sentences[1]), terms(&b, &b.sentences[1]));
@@ -293,7 +293,7 @@ fn tokens_agree_with_analyze() {
     let mut from_doc: Vec<String> = Vec::new();
     for tf in &d.terms {
         for _ in 0..tf.tf {
-            from_doc.push(tf.term.clone());
+            from_doc.push(tf.term.to_string());
         }
     }
     assert_eq!(t, from_doc);

@@ -15,13 +15,28 @@ use super::{AnalyzeOptions, Lang};
 /// spaces/joiners and BOMs removed (HTML often carries `&shy;` inside words).
 pub(crate) fn normalize_into(word: &str, out: &mut String) {
     out.clear();
+    push_normalized(word, out);
+}
+
+/// Appends the normalised form of `word` to `out` (see [`normalize_into`]).
+fn push_normalized(word: &str, out: &mut String) {
     if word.is_ascii() {
+        let start = out.len();
         out.push_str(word);
-        out.make_ascii_lowercase();
+        // SAFETY-free: the appended range is ASCII, so lower-casing it in place
+        // keeps `out` valid UTF-8.
+        if let Some(tail) = out.get_mut(start..) {
+            tail.make_ascii_lowercase();
+        }
         return;
     }
     for c in word.chars() {
         match c {
+            // Basic Russian letters, the bulk of non-ASCII news text: lower-cased
+            // by offset, without the general Unicode tables.
+            'а'..='я' => out.push(c),
+            'А'..='Я' => out.push(char::from_u32(c as u32 + 0x20).unwrap_or(c)),
+            'ё' | 'Ё' => out.push('е'),
             '\u{AD}' | '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}' => {}
             '\u{2019}' | '\u{2018}' | '\u{2BC}' => out.push('\''),
             _ => {
@@ -111,12 +126,17 @@ enum Known {
 /// Words remembered across calls before the memo starts over (about 60 MB at most).
 const MAX_KNOWN: usize = 400_000;
 
+/// The analyser's maps are keyed by words of untrusted text. foldhash is keyed with
+/// a random per-process seed (minimal DoS resistance, like the term statistics
+/// cache); SipHash had been about a sixth of `analyze`.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 thread_local! {
     /// Normalised word → outcome, for the options it was computed under. News
     /// vocabulary is Zipfian: after a few hundred documents nearly every word of a
     /// new one is here, and stemming (a fifth of `analyze`) is skipped.
-    static KNOWN: std::cell::RefCell<(Option<AnalyzeOptions>, HashMap<String, Known>)> =
-        std::cell::RefCell::new((None, HashMap::new()));
+    static KNOWN: std::cell::RefCell<(Option<AnalyzeOptions>, FastMap<String, Known>)> =
+        std::cell::RefCell::new((None, FastMap::default()));
 }
 
 /// The outcome of `word` (the normalised form of `raw`), from the memo or computed.
@@ -184,32 +204,37 @@ pub(crate) struct Token {
 /// Per-call stemming state. Tokens are cached by their raw spelling, borrowed from
 /// the analysed text, so a repeated word costs one hash lookup and no allocation;
 /// a word new to the call is looked up in the thread's memo ([`known`]) before it
-/// is stemmed.
+/// is stemmed. Stems are shared with the memo (`Rc<str>`), and the normalised
+/// spellings live in one buffer, so a distinct word costs no allocation of its own
+/// once the memo knows it.
 /// The cache also keeps each spelling's normalised form, so `analyze` hashes the
 /// fingerprint without normalising every word again.
 ///
 /// Measured in CPU time on 1 MB of mixed Russian/English news prose (18.5k
 /// distinct stems): splitting and stemming every token without the cache runs at
 /// ~8 MB/s, while all of `analyze` with it runs at ~17 MB/s, snowball taking ~7%.
-/// The cache keeps std's SipHash (~15% of `analyze`): the text is untrusted, and a
-/// randomly keyed DoS-resistant hash is worth that.
+/// `cargo test --release --lib coldbench -- --ignored --nocapture` prints the
+/// current figure on synthetic text.
 pub(crate) struct Stems<'t> {
     opts: AnalyzeOptions,
-    cache: HashMap<&'t str, Token>,
-    ids: HashMap<String, u32>,
+    cache: FastMap<&'t str, Token>,
+    ids: FastMap<std::rc::Rc<str>, u32>,
     /// Distinct stems, indexed by id (ids are given in order of first appearance).
-    pub(crate) stems: Vec<String>,
-    norms: Vec<String>,
+    pub(crate) stems: Vec<std::rc::Rc<str>>,
+    /// Normalised spellings, concatenated; `norm_ends[i]` ends the i-th.
+    norm_buf: String,
+    norm_ends: Vec<u32>,
 }
 
 impl<'t> Stems<'t> {
     pub(crate) fn new(opts: &AnalyzeOptions) -> Self {
         Stems {
             opts: *opts,
-            cache: HashMap::new(),
-            ids: HashMap::new(),
+            cache: FastMap::default(),
+            ids: FastMap::default(),
             stems: Vec::new(),
-            norms: Vec::new(),
+            norm_buf: String::new(),
+            norm_ends: Vec::new(),
         }
     }
 
@@ -225,36 +250,44 @@ impl<'t> Stems<'t> {
 
     /// The normalised spelling of a token (lower case, `ё`→`е`).
     pub(crate) fn norm(&self, t: Token) -> &str {
-        self.norms.get(t.norm as usize).map_or("", String::as_str)
+        let i = t.norm as usize;
+        let end = self.norm_ends.get(i).map_or(0, |&e| e as usize);
+        let start = match i.checked_sub(1) {
+            Some(p) => self.norm_ends.get(p).map_or(0, |&e| e as usize),
+            None => 0,
+        };
+        self.norm_buf.get(start..end).unwrap_or("")
     }
 
     /// The stem with id `id`.
     pub(crate) fn stem(&self, id: u32) -> &str {
-        self.stems.get(id as usize).map_or("", String::as_str)
+        self.stems.get(id as usize).map_or("", |s| s)
     }
 
     fn compute(&mut self, raw: &str) -> Token {
-        let mut word = String::new();
-        normalize_into(raw, &mut word);
-        let outcome = match known(&self.opts, raw, &word) {
+        let start = self.norm_buf.len();
+        push_normalized(raw, &mut self.norm_buf);
+        let outcome = match known(&self.opts, raw, self.norm_buf.get(start..).unwrap_or("")) {
             Known::NotWord => Outcome::NotWord,
             Known::Dropped => Outcome::Dropped,
-            Known::Kept(stem) => Outcome::Kept(self.intern(&stem)),
+            Known::Kept(stem) => Outcome::Kept(self.intern(stem)),
         };
-        let norm = u32::try_from(self.norms.len()).unwrap_or(u32::MAX);
-        self.norms.push(word);
+        let norm = u32::try_from(self.norm_ends.len()).unwrap_or(u32::MAX);
+        // Texts are bounded by dedup.max_document_bytes (< 4 GB).
+        self.norm_ends
+            .push(u32::try_from(self.norm_buf.len()).unwrap_or(u32::MAX));
         Token { outcome, norm }
     }
 
-    fn intern(&mut self, stem: &str) -> u32 {
-        if let Some(id) = self.ids.get(stem) {
+    fn intern(&mut self, stem: std::rc::Rc<str>) -> u32 {
+        if let Some(id) = self.ids.get(&stem) {
             return *id;
         }
         // More than u32::MAX distinct stems would need > 4 GB of text; the caller's
         // size limits keep us far below, so saturating is only a no-panic guard.
         let id = u32::try_from(self.stems.len()).unwrap_or(u32::MAX);
-        self.ids.insert(stem.to_owned(), id);
-        self.stems.push(stem.to_owned());
+        self.ids.insert(stem.clone(), id);
+        self.stems.push(stem);
         id
     }
 }
@@ -329,10 +362,10 @@ mod tests {
         for _ in 0..2 {
             let mut a = Stems::new(&auto);
             assert!(matches!(a.token("Книгами").outcome, Outcome::Kept(_)));
-            assert_eq!(a.stems, vec!["книг".to_string()]);
+            assert_eq!(a.stems, vec![std::rc::Rc::from("книг")]);
             let mut s = Stems::new(&simple);
             s.token("Книгами");
-            assert_eq!(s.stems, vec!["книгами".to_string()]);
+            assert_eq!(s.stems, vec![std::rc::Rc::from("книгами")]);
             let mut l = Stems::new(&long);
             assert_eq!(l.token("Книгами").outcome, Outcome::Dropped);
             assert_eq!(l.token("2024").outcome, Outcome::NotWord);
@@ -354,6 +387,6 @@ mod tests {
         assert_eq!(st.token("и").outcome, Outcome::Dropped);
         assert_eq!(st.token("2024").outcome, Outcome::NotWord);
         assert_eq!(st.token("ab").outcome, Outcome::Dropped);
-        assert_eq!(st.stems, vec!["книг".to_string()]);
+        assert_eq!(st.stems, vec![std::rc::Rc::from("книг")]);
     }
 }
