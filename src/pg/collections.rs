@@ -60,6 +60,18 @@ thread_local! {
 struct CachedTerms {
     last_recompute: Option<i64>,
     terms: TermMap,
+    whole: WholeRead,
+}
+
+/// Whether a backend holds every term of a collection (see [`PRELOAD_MAX_TERMS`]).
+#[derive(Clone, Copy, Default)]
+struct WholeRead {
+    /// The N at which every term row was read into an emptied map: a term absent
+    /// from the map then had df 0.
+    complete_at: Option<i64>,
+    /// The N at which a whole read found more than [`PRELOAD_MAX_TERMS`] terms; not
+    /// tried again until N has doubled.
+    refused_at: Option<i64>,
 }
 
 /// Cached terms by name. foldhash, randomly seeded per backend, rather than SipHash:
@@ -85,6 +97,24 @@ pub const DRIFT: f64 = 0.01;
 
 /// Largest number of cached terms per collection before the cache starts over.
 const MAX_CACHED_TERMS: usize = 2_000_000;
+
+/// A collection with at most this many distinct terms is read whole, in one scan,
+/// the first time a backend weighs a document with a term it has not cached (and
+/// again once that read is older than the [`DRIFT`] tolerance). Candidates then
+/// cost no statistics query: a term absent from the read had df 0. About 60 bytes
+/// a term, so at most ~18 MB per backend; larger collections are read term by term.
+const PRELOAD_MAX_TERMS: i64 = 300_000;
+
+thread_local! {
+    /// [`PRELOAD_MAX_TERMS`], lowered by tests to compare both ways of reading.
+    static PRELOAD_LIMIT: std::cell::Cell<i64> = const { std::cell::Cell::new(PRELOAD_MAX_TERMS) };
+}
+
+/// Sets the largest collection (in terms) read whole; for tests.
+#[cfg(any(test, feature = "pg_test"))]
+pub fn set_preload_limit(n: i64) {
+    PRELOAD_LIMIT.with(|c| c.set(n));
+}
 
 /// A document with its body and title weights in one collection, aligned with
 /// `doc.terms` and `doc.title_terms`.
@@ -119,6 +149,15 @@ impl Weighed {
             + 8 * (self.body.len() + self.title.len())
             + self.prep.heap_bytes()
     }
+}
+
+/// df/cf of a document's body and title terms, aligned with them, and the
+/// smallest N any of them was read at.
+#[derive(Default)]
+struct DocStats {
+    body: Vec<TermStat>,
+    title: Vec<TermStat>,
+    read_at: i64,
 }
 
 /// A stored document's identity in the cache: a 128-bit hash of its bytes, and
@@ -303,6 +342,7 @@ pub struct Weigher<'c> {
     last_recompute: Option<i64>,
     /// Entries read at an N further than this from the current N are read again.
     tolerance: i64,
+    whole: WholeRead,
 }
 
 impl Drop for Weigher<'_> {
@@ -314,6 +354,7 @@ impl Drop for Weigher<'_> {
         let entry = CachedTerms {
             last_recompute: self.last_recompute,
             terms,
+            whole: self.whole,
         };
         TERMS.with(|t| t.borrow_mut().insert(self.coll.id, entry));
     }
@@ -329,13 +370,13 @@ impl<'c> Weigher<'c> {
         let (stats, last_recompute) = collection_state(coll.id);
         let cached = TERMS.with(|t| t.borrow_mut().remove(&coll.id));
         let small = stats.n_docs < 100;
-        let terms = match cached {
-            Some(c) if c.last_recompute == last_recompute && !small => c.terms,
+        let (terms, whole) = match cached {
+            Some(c) if c.last_recompute == last_recompute && !small => (c.terms, c.whole),
             Some(mut c) => {
                 c.terms.clear();
-                c.terms
+                (c.terms, WholeRead::default())
             }
-            None => TermMap::default(),
+            None => (TermMap::default(), WholeRead::default()),
         };
         Weigher {
             coll,
@@ -350,6 +391,7 @@ impl<'c> Weigher<'c> {
             } else {
                 ((DRIFT * stats.n_docs as f64) as i64).max(crate::gucs::stats_batch() as i64 - 1)
             },
+            whole,
         }
     }
 
@@ -358,7 +400,9 @@ impl<'c> Weigher<'c> {
     }
 
     /// Fetches the statistics of every term of `docs` not fetched yet (or fetched
-    /// too many documents ago), in one query.
+    /// too many documents ago): from a whole read of the collection's terms when it
+    /// is small enough (see [`PRELOAD_MAX_TERMS`]), otherwise in one query for the
+    /// missing terms.
     pub fn prefetch<'d>(&mut self, docs: impl IntoIterator<Item = &'d Document>) {
         let mut missing: Vec<crate::document::Term> = Vec::new();
         for d in docs {
@@ -372,16 +416,94 @@ impl<'c> Weigher<'c> {
                 }
             }
         }
-        missing.sort_unstable();
-        missing.dedup();
+        self.fetch(missing);
+    }
+
+    /// Reads the statistics of `missing` terms (unsorted, repeats allowed) into the
+    /// cache.
+    fn fetch(&mut self, mut missing: Vec<crate::document::Term>) {
         if missing.is_empty() {
             return;
         }
+        if !self.whole_fresh() && self.may_read_whole() {
+            self.read_whole();
+        }
+        if let Some(at) = self.whole.complete_at.filter(|_| self.whole_fresh()) {
+            // Every term row was read at `at`, within the tolerance: a term the read
+            // did not see had df 0 then. (A term read since and gone stale, which
+            // only deletions can cause, is read again below.)
+            let (absent, stale): (Vec<_>, Vec<_>) = missing
+                .into_iter()
+                .partition(|t| !self.terms.contains_key(t.as_str()));
+            for t in absent {
+                let stat = TermStat::default();
+                self.terms.insert(t, Cached { stat, read_at: at });
+            }
+            missing = stale;
+            if missing.is_empty() {
+                return;
+            }
+        }
+        missing.sort_unstable();
+        missing.dedup();
         let names: Vec<String> = missing.iter().map(|t| t.to_string()).collect();
         let found = term_stats(self.coll.id, &names);
         let read_at = self.stats.n_docs;
         for (t, stat) in missing.into_iter().zip(found) {
             self.terms.insert(t, Cached { stat, read_at });
+        }
+    }
+
+    fn whole_fresh(&self) -> bool {
+        self.whole
+            .complete_at
+            .is_some_and(|at| (self.stats.n_docs - at).abs() <= self.tolerance)
+    }
+
+    /// Small collections (N < 100) are read term by term: they are re-read on
+    /// every use anyway. A refused whole read is retried once N has doubled.
+    fn may_read_whole(&self) -> bool {
+        self.tolerance > 0
+            && PRELOAD_LIMIT.with(|c| c.get()) > 0
+            && self
+                .whole
+                .refused_at
+                .is_none_or(|at| self.stats.n_docs >= at.saturating_mul(2))
+    }
+
+    /// Reads every term row of the collection into an emptied map, unless there
+    /// are more than the preload limit.
+    fn read_whole(&mut self) {
+        let limit = PRELOAD_LIMIT.with(|c| c.get());
+        let mut fresh = TermMap::default();
+        let read_at = self.stats.n_docs;
+        let complete = Spi::connect(|c| {
+            let t = c
+                .select(
+                    "SELECT term, df, cf FROM dedup.term_stats WHERE collection_id = $1 LIMIT $2",
+                    None,
+                    &[self.coll.id.into(), (limit + 1).into()],
+                )
+                .unwrap_or_else(|e| spi_err(e));
+            if t.len() as i64 > limit {
+                return false;
+            }
+            fresh.reserve(t.len());
+            for r in t {
+                if let Some(term) = r.get::<&str>(1).ok().flatten() {
+                    let df = r.get::<i64>(2).ok().flatten().unwrap_or(0);
+                    let cf = r.get::<i64>(3).ok().flatten().unwrap_or(0);
+                    let stat = TermStat { df, cf };
+                    fresh.insert(term.into(), Cached { stat, read_at });
+                }
+            }
+            true
+        });
+        if complete {
+            self.terms = fresh;
+            self.whole.complete_at = Some(read_at);
+        } else {
+            self.whole.refused_at = Some(read_at);
         }
     }
 
@@ -454,11 +576,92 @@ impl<'c> Weigher<'c> {
         (body, title)
     }
 
+    /// The statistics of every term of `docs`, each term looked up once in the
+    /// cache; those missing or stale are fetched together (see [`Self::fetch`]).
+    fn stats_of(&mut self, docs: &[&Document]) -> Vec<DocStats> {
+        let now = self.stats.n_docs;
+        let mut out = Vec::with_capacity(docs.len());
+        // (document, title?, term index) of each term not in the cache.
+        let mut missing: Vec<(usize, bool, usize)> = Vec::new();
+        for (di, d) in docs.iter().enumerate() {
+            let mut read_at = now;
+            let mut look = |terms: &[crate::document::TermFreq], title: bool| -> Vec<TermStat> {
+                terms
+                    .iter()
+                    .enumerate()
+                    .map(|(ti, t)| match self.terms.get(t.term.as_str()) {
+                        Some(c) if self.fresh(c) => {
+                            read_at = read_at.min(c.read_at);
+                            c.stat
+                        }
+                        _ => {
+                            missing.push((di, title, ti));
+                            TermStat::default()
+                        }
+                    })
+                    .collect()
+            };
+            let body = look(&d.terms, false);
+            let title = look(&d.title_terms, true);
+            out.push(DocStats {
+                body,
+                title,
+                read_at,
+            });
+        }
+        if missing.is_empty() {
+            return out;
+        }
+        let term_at = |&(di, title, ti): &(usize, bool, usize)| {
+            let d: &Document = docs[di];
+            let terms = if title { &d.title_terms } else { &d.terms };
+            terms.get(ti).map(|t| &t.term)
+        };
+        self.fetch(missing.iter().filter_map(|m| term_at(m).cloned()).collect());
+        for m in &missing {
+            let (Some(term), Some(s)) = (term_at(m), out.get_mut(m.0)) else {
+                continue;
+            };
+            if let Some(c) = self.terms.get(term.as_str()) {
+                s.read_at = s.read_at.min(c.read_at);
+                let slot = if m.1 {
+                    s.title.get_mut(m.2)
+                } else {
+                    s.body.get_mut(m.2)
+                };
+                if let Some(slot) = slot {
+                    *slot = c.stat;
+                }
+            }
+        }
+        out
+    }
+
+    /// Body and title weights of `doc` from its statistics.
+    fn weights_from(&self, doc: &Document, st: &DocStats) -> (Vec<f64>, Vec<f64>) {
+        let body = weights::term_weights(
+            &doc.terms,
+            doc.length() as i64,
+            &self.stats,
+            &st.body,
+            &self.params,
+        );
+        let tlen: i64 = doc.title_terms.iter().map(|t| t.tf as i64).sum();
+        let title =
+            weights::term_weights(&doc.title_terms, tlen, &self.stats, &st.title, &self.params);
+        (body, title)
+    }
+
     /// Weighs a document that is not stored (yet): fetches its statistics first.
     pub fn weigh(&mut self, doc: Document) -> Rc<Weighed> {
-        self.prefetch([&doc]);
-        let (body, title, _) = self.weights_read_at(&doc);
-        Rc::new(Weighed::new(doc, body, title))
+        self.weigh_read_at(doc).0
+    }
+
+    /// [`Self::weigh`], and the smallest N the statistics used were read at.
+    pub fn weigh_read_at(&mut self, doc: Document) -> (Rc<Weighed>, i64) {
+        let st = self.stats_of(&[&doc]).pop().unwrap_or_default();
+        let (body, title) = self.weights_from(&doc, &st);
+        (Rc::new(Weighed::new(doc, body, title)), st.read_at)
     }
 
     fn doc_key(&self, content: u128) -> DocKey {
@@ -526,11 +729,13 @@ impl<'c> Weigher<'c> {
             }
         });
         if !todo.is_empty() {
-            self.prefetch(todo.iter().map(|t| &t.2));
+            let docs: Vec<&Document> = todo.iter().map(|t| &t.2).collect();
+            let stats = self.stats_of(&docs);
             DOCS.with(|cell| {
                 let mut cache = cell.borrow_mut();
-                for (i, key, doc) in todo {
-                    let (body, title, read_at) = self.weights_read_at(&doc);
+                for ((i, key, doc), st) in todo.into_iter().zip(stats) {
+                    let (body, title) = self.weights_from(&doc, &st);
+                    let read_at = st.read_at;
                     let w = Rc::new(Weighed::new(doc, body, title));
                     if let Some(k) = key {
                         let cost = w.heap_bytes();
@@ -545,15 +750,12 @@ impl<'c> Weigher<'c> {
 
     /// Keeps a weighed document under the bytes it is about to be stored as, so
     /// that comparing it later (as a candidate of the next insert) reads no bytes.
-    pub fn remember(&self, payload: &[u8], weighed: &Rc<Weighed>) {
+    /// `read_at` is what [`Self::weigh_read_at`] returned with it.
+    pub fn remember(&self, payload: &[u8], weighed: &Rc<Weighed>, read_at: i64) {
         let budget = crate::gucs::document_cache_bytes();
         if budget == 0 {
             return;
         }
-        let read_at = self
-            .lookup(&weighed.doc.terms)
-            .1
-            .min(self.lookup(&weighed.doc.title_terms).1);
         DOCS.with(|cell| {
             let mut cache = cell.borrow_mut();
             cache.set_budget(budget);

@@ -205,7 +205,8 @@ pub fn check(
     // terms come from one query each.
     let mut weigher = Weigher::new(&cfg.coll, None);
     let auth = Authorities::cached(&cfg.coll);
-    let new = models::with_authority(weigher.weigh(doc), &auth);
+    let (new, new_read_at) = weigher.weigh_read_at(doc);
+    let new = models::with_authority(new, &auth);
     let sig = crate::signature::signature(new.doc(), &new.w.body, &opts);
     if commit && !sig.keys.is_empty() {
         let keys: Vec<i32> = sig.keys.iter().map(|&k| k as i32).collect();
@@ -226,7 +227,7 @@ pub fn check(
         // Kept under the bytes it is stored as: the next inserts of a story compare
         // with it without reading it back.
         let bytes = new.doc().encode();
-        weigher.remember(&bytes, &new.w);
+        weigher.remember(&bytes, &new.w, new_read_at);
         DocumentDatum(bytes)
     });
     Checked {

@@ -182,4 +182,32 @@ mod tests {
         assert!(cold[2] > 0.0, "numbers_inclusion {}", cold[2]);
         Ok(())
     }
+
+    #[pg_test]
+    fn whole_term_read_weighs_like_term_by_term() -> Result<(), pgrx::spi::Error> {
+        use crate::pg::collections::{clear_backend_cache, set_preload_limit};
+        Spi::run("SELECT dedup.create_collection('preload_c')")?;
+        Spi::run(
+            "CREATE TEMP TABLE pd AS SELECT i, dedup.to_document(format('Новость %s о мосте через реку %s. Мост построят к %s году. Жители района %s рады.', i, i % 7, 2020 + i, i % 11)) AS d \
+             FROM generate_series(1, 150) i",
+        )?;
+        Spi::run("SELECT dedup.recompute('pd', 'd', 'preload_c')")?;
+        // "Вертолет" and "зоопарк" are in no document of the collection: df 0.
+        let q = "SELECT array_agg(term || '=' || weight ORDER BY term) FROM dedup.weights(\
+                 dedup.to_document('Мост и вертолет у зоопарка, 2021 год.'), 'preload_c')";
+        let mut runs = Vec::new();
+        for limit in [0, 300_000, 5] {
+            clear_backend_cache();
+            set_preload_limit(limit);
+            runs.push(Spi::get_one::<Vec<String>>(q)?.expect("weights"));
+            // And again from the backend cache.
+            runs.push(Spi::get_one::<Vec<String>>(q)?.expect("weights"));
+        }
+        set_preload_limit(300_000);
+        assert!(runs[0].iter().any(|w| w.starts_with("вертолет=")));
+        for r in &runs[1..] {
+            assert_eq!(r, &runs[0]);
+        }
+        Ok(())
+    }
 }
