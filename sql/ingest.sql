@@ -143,13 +143,13 @@ BEGIN
                   (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx');
     EXECUTE format('CREATE INDEX %I ON %s USING gin (dedup_sig dedup.signature_ops)',
                    (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx', tbl);
-    -- lz4 compresses a document several times faster than the default pglz (pglz
-    -- was a tenth of an insert's time); servers built without lz4 keep pglz.
     -- Documents stay in the row, compressed (STORAGE MAIN), rather than in the TOAST
     -- table: every insert reads its candidates' documents, and an out-of-line one
     -- costs a TOAST index probe and chunk fetches on top of the heap fetch. At 100k
     -- rows of ~850-word documents this took the trigger from ~180 to ~195 docs/s.
     EXECUTE format('ALTER TABLE %s ALTER COLUMN dedup_doc SET STORAGE MAIN', tbl);
+    -- lz4 compresses a document several times faster than the default pglz (pglz
+    -- was a tenth of an insert's time); servers built without lz4 keep pglz.
     BEGIN
         EXECUTE format('ALTER TABLE %s ALTER COLUMN dedup_doc SET COMPRESSION lz4', tbl);
     EXCEPTION WHEN feature_not_supported THEN

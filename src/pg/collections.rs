@@ -475,63 +475,50 @@ impl<'c> Weigher<'c> {
     /// are more than the preload limit.
     fn read_whole(&mut self) {
         let limit = PRELOAD_LIMIT.with(|c| c.get());
-        let mut fresh = TermMap::default();
-        let read_at = self.stats.n_docs;
-        let complete = Spi::connect(|c| {
-            let t = c
-                .select(
-                    "SELECT term, df, cf FROM dedup.term_stats WHERE collection_id = $1 LIMIT $2",
-                    None,
-                    &[self.coll.id.into(), (limit + 1).into()],
-                )
-                .unwrap_or_else(|e| spi_err(e));
-            if t.len() as i64 > limit {
-                return false;
-            }
-            fresh.reserve(t.len());
-            for r in t {
-                if let Some(term) = r.get::<&str>(1).ok().flatten() {
-                    let df = r.get::<i64>(2).ok().flatten().unwrap_or(0);
-                    let cf = r.get::<i64>(3).ok().flatten().unwrap_or(0);
-                    let stat = TermStat { df, cf };
-                    fresh.insert(term.into(), Cached { stat, read_at });
-                }
-            }
-            true
-        });
-        if complete {
-            self.terms = fresh;
-            self.whole.complete_at = Some(read_at);
-        } else {
-            self.whole.refused_at = Some(read_at);
+        if !self.read_all(Some(limit)) {
+            self.whole.refused_at = Some(self.stats.n_docs);
         }
     }
 
     /// Loads the statistics of every term of the collection (for whole-table work).
     pub fn prefetch_all(&mut self) {
-        Spi::connect(|c| {
-            let t = c
+        self.read_all(None);
+    }
+
+    /// Replaces the cached terms with every term row of the collection, unless there
+    /// are more than `limit`; returns whether it did.
+    fn read_all(&mut self, limit: Option<i64>) -> bool {
+        let mut fresh = TermMap::default();
+        let read_at = self.stats.n_docs;
+        let complete =
+            Spi::connect(|c| {
+                // LIMIT NULL is no limit.
+                let t = c
                 .select(
-                    "SELECT term, df, cf FROM dedup.term_stats WHERE collection_id = $1",
+                    "SELECT term, df, cf FROM dedup.term_stats WHERE collection_id = $1 LIMIT $2",
                     None,
-                    &[self.coll.id.into()],
+                    &[self.coll.id.into(), limit.map(|l| l.saturating_add(1)).into()],
                 )
                 .unwrap_or_else(|e| spi_err(e));
-            for r in t {
-                if let Some(term) = r.get::<String>(1).ok().flatten() {
-                    let df = r.get::<i64>(2).ok().flatten().unwrap_or(0);
-                    let cf = r.get::<i64>(3).ok().flatten().unwrap_or(0);
-                    let read_at = self.stats.n_docs;
-                    self.terms.insert(
-                        term.into(),
-                        Cached {
-                            stat: TermStat { df, cf },
-                            read_at,
-                        },
-                    );
+                if limit.is_some_and(|l| t.len() as i64 > l) {
+                    return false;
                 }
-            }
-        });
+                fresh.reserve(t.len());
+                for r in t {
+                    if let Some(term) = r.get::<&str>(1).ok().flatten() {
+                        let df = r.get::<i64>(2).ok().flatten().unwrap_or(0);
+                        let cf = r.get::<i64>(3).ok().flatten().unwrap_or(0);
+                        let stat = TermStat { df, cf };
+                        fresh.insert(term.into(), Cached { stat, read_at });
+                    }
+                }
+                true
+            });
+        if complete {
+            self.terms = fresh;
+            self.whole.complete_at = Some(read_at);
+        }
+        complete
     }
 
     /// The statistics of `terms` (unseen when not prefetched), and the smallest N

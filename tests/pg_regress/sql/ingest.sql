@@ -19,7 +19,7 @@ SELECT count(*) AS collections FROM dedup.collections;
 -- Enable backfills the existing rows.
 SELECT dedup.enable('news', 'body', title => 'title', published_at => 'published', source => 'src');
 SELECT err($$SELECT dedup.enable('news', 'body')$$);
-SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+SELECT attname, format_type(atttypid, atttypmod), attstorage FROM pg_attribute
 WHERE attrelid = 'news'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum;
 SELECT indexdef FROM pg_indexes WHERE tablename = 'news' AND indexname LIKE '%dedup%';
 
