@@ -521,46 +521,27 @@ impl<'c> Weigher<'c> {
         complete
     }
 
-    /// The statistics of `terms` (unseen when not prefetched), and the smallest N
-    /// any of them was read at.
-    fn lookup(&self, terms: &[crate::document::TermFreq]) -> (Vec<TermStat>, i64) {
-        let mut oldest = self.stats.n_docs;
-        let stats = terms
+    /// The cached statistics of `terms` (unseen when not prefetched).
+    fn lookup(&self, terms: &[crate::document::TermFreq]) -> Vec<TermStat> {
+        terms
             .iter()
-            .map(|t| match self.terms.get(t.term.as_str()) {
-                Some(c) => {
-                    oldest = oldest.min(c.read_at);
-                    c.stat
-                }
-                None => TermStat::default(),
+            .map(|t| {
+                self.terms
+                    .get(t.term.as_str())
+                    .map_or_else(TermStat::default, |c| c.stat)
             })
-            .collect();
-        (stats, oldest)
-    }
-
-    /// Body and title weights of `doc`, aligned with its terms, and the smallest N
-    /// the statistics used were read at. Terms not prefetched count as unseen.
-    fn weights_read_at(&self, doc: &Document) -> (Vec<f64>, Vec<f64>, i64) {
-        let (stats, body_at) = self.lookup(&doc.terms);
-        let body = weights::term_weights(
-            &doc.terms,
-            doc.length() as i64,
-            &self.stats,
-            &stats,
-            &self.params,
-        );
-        let tlen: i64 = doc.title_terms.iter().map(|t| t.tf as i64).sum();
-        let (stats, title_at) = self.lookup(&doc.title_terms);
-        let title =
-            weights::term_weights(&doc.title_terms, tlen, &self.stats, &stats, &self.params);
-        (body, title, body_at.min(title_at))
+            .collect()
     }
 
     /// Body and title weights of `doc`, aligned with its terms. Terms not prefetched
     /// count as unseen.
     pub fn weights(&self, doc: &Document) -> (Vec<f64>, Vec<f64>) {
-        let (body, title, _) = self.weights_read_at(doc);
-        (body, title)
+        let st = DocStats {
+            body: self.lookup(&doc.terms),
+            title: self.lookup(&doc.title_terms),
+            read_at: self.stats.n_docs,
+        };
+        self.weights_from(doc, &st)
     }
 
     /// The statistics of every term of `docs`, each term looked up once in the
