@@ -5,6 +5,7 @@
 //! | `dedup.max_document_bytes` | 10MB | 1kB .. 1GB | larger `to_document` input is refused with 54000 |
 //! | `dedup.min_word_length` | 3 | 1 .. 64 | shorter words (in characters) are not terms |
 //! | `dedup.stats_batch` | 1 | 1 .. 100000 | documents collected before term statistics are updated (1 = at once) |
+//! | `dedup.background_fold` | on | on, off | a full batch is folded by a background worker after commit, not inside the insert |
 //! | `dedup.min_shared_keys` | 6 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
 //! | `dedup.similarity_threshold` | 0.8 | 0 .. 1 | `longest` signatures are candidates at this similarity |
 //! | `dedup.document_cache_size` | 32MB | 0 .. 1GB | per-backend memory for decoded, weighed documents (0 = off) |
@@ -17,6 +18,7 @@ pub static MAX_DOCUMENT_BYTES: GucSetting<i32> = GucSetting::<i32>::new(10 * 102
 pub static MIN_WORD_LENGTH: GucSetting<i32> = GucSetting::<i32>::new(3);
 
 pub static STATS_BATCH: GucSetting<i32> = GucSetting::<i32>::new(1);
+pub static BACKGROUND_FOLD: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static MIN_SHARED_KEYS: GucSetting<i32> = GucSetting::<i32>::new(6);
 pub static SIMILARITY_THRESHOLD: GucSetting<f64> = GucSetting::<f64>::new(0.8);
 /// In kB.
@@ -50,6 +52,14 @@ pub fn init() {
         &STATS_BATCH,
         1,
         100_000,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"dedup.background_fold",
+        c"Whether a full batch of pending term statistics is folded by a background worker.",
+        c"On (the default): once dedup.stats_batch documents are pending, the transaction that reached the batch starts a background worker when it commits, and the fold runs there instead of inside an insert. Pending documents reaching twice the batch are folded at once whatever this says (no free worker slot, or a long transaction). Off: the document that reaches the batch folds it. Values on and off.",
+        &BACKGROUND_FOLD,
         GucContext::Userset,
         GucFlags::default(),
     );
@@ -108,6 +118,11 @@ pub fn similarity_threshold() -> f64 {
 /// `dedup.stats_batch`.
 pub fn stats_batch() -> usize {
     STATS_BATCH.get().max(1) as usize
+}
+
+/// `dedup.background_fold`.
+pub fn background_fold() -> bool {
+    BACKGROUND_FOLD.get()
 }
 
 /// `dedup.document_cache_size`, in bytes.

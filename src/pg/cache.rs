@@ -76,11 +76,17 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
     {
         crate::pg::models::clear_cache();
         crate::pg::collections::clear_backend_cache();
+        crate::pg::worker::forget_wanted();
+    } else if event == pg_sys::XactEvent::XACT_EVENT_PREPARE {
+        crate::pg::worker::forget_wanted();
+    } else if event == pg_sys::XactEvent::XACT_EVENT_COMMIT {
+        crate::pg::worker::launch_wanted();
     }
 }
 
 /// Registers, once per backend, the transaction callback that empties the
-/// backend-level caches (models, term statistics) when a transaction aborts.
+/// backend-level caches (models, term statistics) when a transaction aborts, and
+/// starts the background folds a committed transaction asked for.
 pub fn ensure_abort_hook() {
     if !HOOKED.with(|h| h.replace(true)) {
         // SAFETY: registers a static function once per backend; it only clears

@@ -920,15 +920,31 @@ fn apply(coll_id: i32, doc: &Document, sign: i64) {
         } else {
             t.first().get::<i64>(1).ok().flatten().unwrap_or(0)
         };
-        if pending > 0 && pending >= batch as i64 {
-            fold(c, coll_id);
+        let batch = batch as i64;
+        if pending > 0 && pending >= batch {
+            if crate::gucs::background_fold() && pending < 2 * batch {
+                crate::pg::worker::want_fold(coll_id);
+            } else {
+                fold(c, coll_id);
+            }
         }
     });
 }
 
-/// Folds every committed pending document of a collection into `term_stats`.
-/// Returns the number of pending documents folded.
+/// Folds every committed pending document of a collection into `term_stats` and
+/// takes them off its `pending` count. Returns the number of pending documents
+/// folded.
 fn fold(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 {
+    let folded = fold_terms(c, coll_id);
+    settle_pending(c, coll_id, folded);
+    folded
+}
+
+/// The term half of [`fold`]: deletes the committed pending rows and upserts their
+/// terms (in term order, as every writer of `term_stats` does). It does not touch
+/// the collection row, so the background worker, which runs it in a transaction of
+/// its own, never holds term rows while waiting for that row.
+pub(crate) fn fold_terms(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 {
     let t = c
         .update(
             "WITH d AS (DELETE FROM dedup.term_stats_pending WHERE collection_id = $1 RETURNING terms, tfs, sign), \
@@ -954,13 +970,22 @@ fn fold(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 {
         )
         .unwrap_or_else(|e| spi_err(e));
     }
-    c.update(
-        "UPDATE dedup.collection_stats SET pending = greatest(pending - $2, 0) WHERE collection_id = $1",
-        None,
-        &[coll_id.into(), folded.into()],
-    )
-    .unwrap_or_else(|e| spi_err(e));
     folded
+}
+
+/// The collection half of [`fold`]: takes `folded` documents off `pending`. A fold
+/// that found nothing to fold recounts the committed pending rows instead, so a
+/// count left too high (a worker that stopped between its two transactions) cannot
+/// keep asking for folds.
+pub(crate) fn settle_pending(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32, folded: i64) {
+    let sql = if folded > 0 {
+        "UPDATE dedup.collection_stats SET pending = greatest(pending - $2, 0) WHERE collection_id = $1"
+    } else {
+        "UPDATE dedup.collection_stats SET pending = least(pending, \
+         (SELECT count(*) FROM dedup.term_stats_pending WHERE collection_id = $1) + $2) WHERE collection_id = $1"
+    };
+    c.update(sql, None, &[coll_id.into(), folded.into()])
+        .unwrap_or_else(|e| spi_err(e));
 }
 
 /// Folds a collection's pending documents (see `dedup.stats_batch`) into its term

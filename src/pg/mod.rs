@@ -10,6 +10,7 @@ pub mod models;
 pub mod signature;
 pub mod tests;
 pub mod types;
+pub mod worker;
 
 use crate::error::DedupError;
 use pgrx::pg_sys::errcodes::PgSqlErrorCode;

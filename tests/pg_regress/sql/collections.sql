@@ -98,6 +98,7 @@ ROLLBACK;
 BEGIN;
 SELECT dedup.create_collection('batched');
 SET LOCAL dedup.stats_batch = 3;
+SET LOCAL dedup.background_fold = off;
 CREATE TEMP TABLE bd AS
 SELECT i, dedup.to_document('кот пес рыба ' || repeat('птица ', i), lang => 'simple') AS doc FROM generate_series(1, 5) i;
 SELECT count(dedup.add_document('batched', doc)) FROM bd;
@@ -112,3 +113,36 @@ SELECT (SELECT jsonb_object_agg(term, jsonb_build_array(df, cf)) FROM dedup.term
      = (SELECT dedup.term_stats_agg(doc)->'terms' FROM bd WHERE i < 5) AS equals_aggregate;
 SELECT err($$SET LOCAL dedup.stats_batch = 0$$);
 ROLLBACK;
+
+-- Background fold (the default): the transaction that fills a batch starts a
+-- worker when it commits; the worker folds the committed pending documents.
+SELECT dedup.create_collection('bg_fold');
+SET dedup.stats_batch = 2;
+SELECT dedup.add_document('bg_fold', dedup.to_document('кот пес рыба', lang => 'simple'));
+SELECT dedup.add_document('bg_fold', dedup.to_document('кот пес', lang => 'simple'));
+DO $$
+BEGIN
+  FOR i IN 1..600 LOOP
+    PERFORM 1 FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id
+     WHERE c.name = 'bg_fold' AND s.pending = 0;
+    IF FOUND THEN RETURN; END IF;
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+  RAISE WARNING 'the fold worker did not finish within 30 s';
+END $$;
+SELECT n_docs, pending FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id
+WHERE c.name = 'bg_fold';
+SELECT term, df, cf FROM dedup.term_stats_by_name WHERE collection = 'bg_fold' ORDER BY term;
+SELECT count(*) AS pending_rows FROM dedup.term_stats_pending p JOIN dedup.collections c ON c.id = p.collection_id
+WHERE c.name = 'bg_fold';
+-- Inside one transaction the worker could not see the rows: at twice the batch
+-- the insert folds them itself.
+BEGIN;
+SELECT count(dedup.add_document('bg_fold', dedup.to_document(t, lang => 'simple')))
+FROM unnest(ARRAY['утка', 'утка гусь', 'гусь', 'утка лебедь']) t;
+SELECT n_docs, pending FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id
+WHERE c.name = 'bg_fold';
+SELECT term, df, cf FROM dedup.term_stats_by_name WHERE collection = 'bg_fold' ORDER BY term;
+ROLLBACK;
+RESET dedup.stats_batch;
+SELECT dedup.drop_collection('bg_fold');

@@ -1,0 +1,148 @@
+//! The background fold of batched term statistics (`dedup.background_fold`).
+//!
+//! With `dedup.stats_batch` > 1 each document adds one row to
+//! `dedup.term_stats_pending`, and every `stats_batch` documents the rows are
+//! folded into `dedup.term_stats`. Folding 1,000 documents of 850 words takes
+//! about 0.6 s, which used to land inside whichever INSERT reached the batch. Now
+//! that transaction only notes the collection ([`want_fold`]); when it commits, a
+//! dynamic background worker is started ([`launch_wanted`]), which connects to the
+//! same database as the same user and folds the committed pending rows. No
+//! `shared_preload_libraries` entry is needed.
+//!
+//! The worker folds in two transactions: the terms first (pending rows deleted,
+//! term rows upserted in term order), then the collection's `pending` count. It
+//! never holds term rows while it waits for the collection row, which every
+//! insert updates, so it cannot deadlock with inserts or with an inline fold.
+//! A session advisory lock keeps two workers of one collection from folding at
+//! once; the second one finds the lock taken and leaves.
+//!
+//! Nothing is lost if no worker can start (all `max_worker_processes` slots busy)
+//! or a worker fails: the rows stay pending, and an insert that finds twice the
+//! batch pending folds them itself.
+
+use pgrx::bgworkers::SignalWakeFlags;
+use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime};
+use pgrx::prelude::*;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+/// The key of the advisory lock a folding worker holds (the one-bigint form, a
+/// space of its own apart from the trigger's two-int4 signature locks), plus the
+/// collection id.
+const FOLD_LOCK: i64 = 0x6465_6475_0000_0000; // "dedu" in the high half
+
+thread_local! {
+    /// Collections whose batch filled in the current transaction.
+    static WANTED: RefCell<Vec<i32>> = const { RefCell::new(Vec::new()) };
+    /// The last worker this backend started for each collection (a handle in
+    /// TopMemoryContext), so that a commit does not start a second one while the
+    /// first has not finished.
+    static STARTED: RefCell<HashMap<i32, *mut pg_sys::BackgroundWorkerHandle>> =
+        RefCell::new(HashMap::new());
+}
+
+/// Notes that `coll_id`'s pending statistics should be folded once the current
+/// transaction commits.
+pub fn want_fold(coll_id: i32) {
+    crate::pg::cache::ensure_abort_hook();
+    WANTED.with(|w| {
+        let mut w = w.borrow_mut();
+        if !w.contains(&coll_id) {
+            w.push(coll_id);
+        }
+    });
+}
+
+/// Forgets the wishes of an aborted transaction.
+pub fn forget_wanted() {
+    WANTED.with(|w| w.borrow_mut().clear());
+}
+
+/// Starts a fold worker for each collection the committed transaction asked for,
+/// unless this backend's previous worker for it is still starting or running.
+/// Runs in the commit callback: it must not raise, and it does not (a worker that
+/// cannot be registered is skipped, see the module notes).
+pub fn launch_wanted() {
+    let wanted = WANTED.with(|w| std::mem::take(&mut *w.borrow_mut()));
+    if wanted.is_empty() {
+        return;
+    }
+    // SAFETY: plain reads of the backend's identity.
+    let (db, user) = unsafe { (pg_sys::MyDatabaseId, pg_sys::GetUserId()) };
+    for coll_id in wanted {
+        STARTED.with(|s| {
+            let mut s = s.borrow_mut();
+            if let Some(&h) = s.get(&coll_id) {
+                let mut pid: pg_sys::pid_t = 0;
+                // SAFETY: `h` came from RegisterDynamicBackgroundWorker and lives in
+                // TopMemoryContext.
+                let status = unsafe { pg_sys::GetBackgroundWorkerPid(h, &mut pid) };
+                if status != pg_sys::BgwHandleStatus::BGWH_STOPPED {
+                    return;
+                }
+                // SAFETY: as above; nothing else holds the handle.
+                unsafe { pg_sys::pfree(h.cast()) };
+                s.remove(&coll_id);
+            }
+            let builder = BackgroundWorkerBuilder::new("pg_dedup fold")
+                .set_type("pg_dedup fold")
+                .set_library("pg_dedup")
+                .set_function("dedup_fold_worker_main")
+                .enable_spi_access()
+                .set_start_time(BgWorkerStartTime::RecoveryFinished)
+                .set_argument(coll_id.into_datum())
+                .set_extra(&format!("{} {}", db.to_u32(), user.to_u32()));
+            let mut bgw: pg_sys::BackgroundWorker = (&builder).into();
+            let mut handle: *mut pg_sys::BackgroundWorkerHandle = std::ptr::null_mut();
+            // SAFETY: registers a worker from a regular backend; the handle is
+            // allocated in TopMemoryContext so it outlives the transaction.
+            let ok = unsafe {
+                let old = pg_sys::MemoryContextSwitchTo(pg_sys::TopMemoryContext);
+                let ok = pg_sys::RegisterDynamicBackgroundWorker(&mut bgw, &mut handle);
+                pg_sys::MemoryContextSwitchTo(old);
+                ok
+            };
+            if ok && !handle.is_null() {
+                s.insert(coll_id, handle);
+            }
+        });
+    }
+}
+
+/// The worker's entry point (named in [`launch_wanted`]). Its argument is the
+/// collection id; `bgw_extra` holds the database and user OIDs.
+#[pg_guard]
+#[no_mangle]
+pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
+    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGTERM);
+    let coll_id = arg.value() as i32;
+    let mut ids = BackgroundWorker::get_extra()
+        .split(' ')
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let db = pg_sys::Oid::from(ids.next().unwrap_or(0));
+    let user = pg_sys::Oid::from(ids.next().unwrap_or(0));
+    if db == pg_sys::InvalidOid || user == pg_sys::InvalidOid {
+        return;
+    }
+    BackgroundWorker::connect_worker_to_spi_by_oid(Some(db), Some(user));
+    let lock = FOLD_LOCK | coll_id as i64;
+    let folded = BackgroundWorker::transaction(|| {
+        Spi::connect_mut(|c| {
+            let got = c
+                .update("SELECT pg_try_advisory_lock($1)", None, &[lock.into()])
+                .ok()
+                .and_then(|t| t.first().get::<bool>(1).ok().flatten())
+                .unwrap_or(false);
+            got.then(|| crate::pg::collections::fold_terms(c, coll_id))
+        })
+    });
+    if let Some(folded) = folded {
+        BackgroundWorker::transaction(|| {
+            Spi::connect_mut(|c| {
+                crate::pg::collections::settle_pending(c, coll_id, folded);
+                c.update("SELECT pg_advisory_unlock($1)", None, &[lock.into()])
+                    .ok();
+            })
+        });
+    }
+}
