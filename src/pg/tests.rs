@@ -210,4 +210,36 @@ mod tests {
         }
         Ok(())
     }
+
+    #[pg_test]
+    fn whole_term_read_of_a_term_with_a_newline_falls_back_to_term_by_term(
+    ) -> Result<(), pgrx::spi::Error> {
+        use crate::pg::collections::{clear_backend_cache, set_preload_limit};
+        // A hand-written document may hold a term with a newline, which the whole
+        // read's newline-joined row cannot carry: the weights must still be right.
+        Spi::run("SELECT dedup.create_collection('newline_c')")?;
+        Spi::run(
+            "SELECT dedup.add_document('newline_c', format('{\"v\":1,\"terms\":{\"мост\":1,\"река%s\":2}}', i)::dedup.document) \
+             FROM generate_series(1, 120) i",
+        )?;
+        Spi::run(
+            "SELECT dedup.add_document('newline_c', E'{\"v\":1,\"terms\":{\"a\\\\nb\":1,\"мост\":3}}'::dedup.document) \
+             FROM generate_series(1, 3)",
+        )?;
+        let q = "SELECT array_agg(term || '=' || weight ORDER BY term) FROM dedup.weights(\
+                 E'{\"v\":1,\"terms\":{\"a\\\\nb\":2,\"мост\":1,\"река7\":1}}'::dedup.document, 'newline_c')";
+        let mut runs = Vec::new();
+        for limit in [0, 300_000] {
+            clear_backend_cache();
+            set_preload_limit(limit);
+            runs.push(Spi::get_one::<Vec<String>>(q)?.expect("weights"));
+            runs.push(Spi::get_one::<Vec<String>>(q)?.expect("weights"));
+        }
+        set_preload_limit(300_000);
+        assert_eq!(runs[0].len(), 3);
+        for r in &runs[1..] {
+            assert_eq!(r, &runs[0]);
+        }
+        Ok(())
+    }
 }
