@@ -581,14 +581,21 @@ def bench_filter(db: DB) -> None:
 
 
 def bench_ingest(db: DB, name: str, prefill: int, stream: list[dict], counts: dict, threshold: float,
-                 out: str, budget: float = 120.0) -> None:
-    log("ingest")
+                 out: str, budget: float = 120.0, kinds: tuple = ("plain", "dedup", "trgm"),
+                 tag: str = "", label: str = "") -> None:
+    """Trigger, plain and pg_trgm INSERT rates into ``stream_<name>``'s first ``prefill`` rows.
+
+    ``tag`` prefixes the tables (``ing_<tag><kind>``); with a tag, ``dedup.pairs`` and
+    the plot are skipped and ``label`` is added to the section name.
+    """
+    log(f"ingest{' ' + label if label else ''}")
     src = f"stream_{name}"
     curves = {}
     has_enable = db.exists("enable")
     results = {}
-    for kind in ("plain", "dedup", "trgm"):
-        tbl = f"ing_{kind}" if kind != "trgm" else src
+    section = f"ingest into {prefill:,}{' ' + label if label else ''}"
+    for kind in kinds:
+        tbl = f"ing_{tag}{kind}" if kind != "trgm" else src
         if kind == "dedup" and not has_enable:
             skip("ingest", "INSERT with the dedup trigger", "skipped: dedup.enable not installed")
             continue
@@ -604,7 +611,7 @@ def bench_ingest(db: DB, name: str, prefill: int, stream: list[dict], counts: di
         if kind == "dedup":
             t_en = db.timed(f"SELECT dedup.enable('{tbl}'::regclass, 'body', title => 'title', "
                             "published_at => 'published_at', source => 'source', model => NULL, action => 'mark')")
-            NOTES.append(f"dedup.enable over {prefill:,} prefilled rows: {t_en:.1f} s.")
+            NOTES.append(f"dedup.enable over {prefill:,} prefilled rows{' ' + label if label else ''}: {t_en:.1f} s.")
         if kind == "trgm":
             db.x("SET maintenance_work_mem = '1GB'")
             db.x(f"CREATE INDEX IF NOT EXISTS {tbl}_trgm ON {tbl} USING gin (body gin_trgm_ops)")
@@ -633,18 +640,20 @@ def bench_ingest(db: DB, name: str, prefill: int, stream: list[dict], counts: di
         w = max(10, len(lat) // 20)
         curves[kind] = [(prefill + i + w, w / sum(lat[i:i + w])) for i in range(0, len(lat) - w + 1, w)]
     base = results.get("plain")
-    for kind, label in (("dedup", "INSERT with the dedup trigger (action mark, stats_batch 1000)"),
-                        ("trgm", f"INSERT with a pg_trgm trigger (threshold {threshold:.2f})")):
+    for kind, what in (("dedup", "INSERT with the dedup trigger (action mark, stats_batch 1000)"),
+                       ("trgm", f"INSERT with a pg_trgm trigger (threshold {threshold:.2f})")):
         if kind not in results:
             continue
         r = results[kind]
-        row(f"ingest into {prefill:,}", f"{label}: docs/s ({r[2]} inserts)", r[0], "plain INSERT",
+        row(section, f"{what}: docs/s ({r[2]} inserts)", r[0], "plain INSERT",
             base[0] if base else None, "docs/s")
-        row(f"ingest into {prefill:,}", f"{label}: p99 latency", r[1], "plain INSERT", base[1] if base else None,
+        row(section, f"{what}: p99 latency", r[1], "plain INSERT", base[1] if base else None,
             "ms", higher_better=False)
     if base:
-        row(f"ingest into {prefill:,}", f"plain INSERT: docs/s ({base[2]} inserts), p99 {base[1]:.2f} ms",
+        row(section, f"plain INSERT: docs/s ({base[2]} inserts), p99 {base[1]:.2f} ms",
             base[0], "", None, "docs/s")
+    if tag:
+        return
     if db.exists("pairs") and has_enable:
         try:
             db.x("SET statement_timeout = '600s'")
@@ -663,6 +672,28 @@ def bench_ingest(db: DB, name: str, prefill: int, stream: list[dict], counts: di
              "skipped: dedup.pairs not installed" if not db.exists("pairs") else "skipped: dedup.enable not installed")
     if curves:
         plot_ingest(curves, os.path.join(out, "ingest_rate.svg"))
+
+
+def bench_ingest_short(db: DB, paras: dict, titles: dict, prefill: int, counts: dict, threshold: float,
+                       out: str) -> None:
+    """The trigger and plain INSERT rates again, on documents of 40-150 words.
+
+    The main stream's documents average ~850 words (6 KB); the real posts in
+    ``../shared/data`` average 580 characters. This stream samples the same paragraphs,
+    with the same reprint and hard-negative rates, at about that size.
+    """
+    name = f"short{prefill // 1000}k"
+    log(f"scaled stream {name}: generating and loading {prefill + 2000:,} short docs")
+    docs = list(corpus.scaled_stream(paras, titles, prefill + 2000, seed=20240602, min_words=40, max_words=150))
+    db.x(f"DROP TABLE IF EXISTS stream_{name} CASCADE")
+    db.x(f"CREATE TABLE stream_{name} (id bigint PRIMARY KEY, title text, body text, published_at timestamptz, "
+         "source text)")
+    db.copy_docs(f"stream_{name}", docs[:prefill])
+    avg = sum(len(d["body"]) for d in docs[:prefill]) / max(1, prefill)
+    NOTES.append(f"Short stream {prefill:,} docs (40–150 words, {avg:,.0f} characters on average), "
+                 "for the second ingest section.")
+    bench_ingest(db, name, prefill, docs[prefill:], {k: counts[k] for k in ("plain", "dedup")}, threshold, out,
+                 kinds=("plain", "dedup"), tag="short_", label="(40–150-word documents)")
 
 
 # ---- plots and report -------------------------------------------------------------------
@@ -822,6 +853,7 @@ def main() -> None:
     extra = list(corpus.scaled_stream(paras, titles, scale + 2000))[scale:]
     counts = {"plain": 200, "dedup": 100, "trgm": 15} if smoke else {"plain": 2000, "dedup": 1000, "trgm": 100}
     bench_ingest(db, name, scale, extra, counts, threshold, a.out)
+    bench_ingest_short(db, paras, titles, scale, counts, threshold, a.out)
     if big:
         bench_big(db, paras, titles, big, threshold)
     else:
