@@ -991,14 +991,21 @@ pub(crate) fn fold_terms(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 
 /// count left too high (a worker that stopped between its two transactions) cannot
 /// keep asking for folds.
 pub(crate) fn settle_pending(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32, folded: i64) {
-    let sql = if folded > 0 {
-        "UPDATE dedup.collection_stats SET pending = greatest(pending - $2, 0) WHERE collection_id = $1"
+    let done = if folded > 0 {
+        c.update(
+            "UPDATE dedup.collection_stats SET pending = greatest(pending - $2, 0) WHERE collection_id = $1",
+            None,
+            &[coll_id.into(), folded.into()],
+        )
     } else {
-        "UPDATE dedup.collection_stats SET pending = least(pending, \
-         (SELECT count(*) FROM dedup.term_stats_pending WHERE collection_id = $1) + $2) WHERE collection_id = $1"
+        c.update(
+            "UPDATE dedup.collection_stats SET pending = least(pending, \
+             (SELECT count(*) FROM dedup.term_stats_pending WHERE collection_id = $1)) WHERE collection_id = $1",
+            None,
+            &[coll_id.into()],
+        )
     };
-    c.update(sql, None, &[coll_id.into(), folded.into()])
-        .unwrap_or_else(|e| spi_err(e));
+    done.unwrap_or_else(|e| spi_err(e));
 }
 
 /// Folds a collection's pending documents (see `dedup.stats_batch`) into its term
