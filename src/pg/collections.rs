@@ -680,7 +680,7 @@ impl<'c> Weigher<'c> {
         use crate::pg::OrRaise;
         let budget = crate::gucs::document_cache_bytes();
         let mut out: Vec<Option<Rc<Weighed>>> = vec![None; docs.len()];
-        let mut todo: Vec<(usize, Option<DocKey>, Document)> = Vec::new();
+        let mut todo: Vec<(usize, Option<DocKey>, Document)> = Vec::with_capacity(docs.len());
         DOCS.with(|cell| {
             let mut cache = cell.borrow_mut();
             cache.set_budget(budget);
