@@ -32,49 +32,15 @@ SELECT pg_catalog.pg_extension_config_dump('dedup.enabled_tables', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.rejected', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.rejected_id_seq', '');
 
--- The row trigger: BEFORE INSERT, and BEFORE UPDATE OF the text columns.
--- Column names vary per table, so the row is read through to_jsonb(NEW).
-CREATE FUNCTION dedup._trigger() RETURNS trigger
-LANGUAGE plpgsql AS $$
-DECLARE
-    cfg dedup.enabled_tables;
-    r jsonb := to_jsonb(NEW);
-    c record;
-BEGIN
-    SELECT * INTO cfg FROM dedup.enabled_tables WHERE tbl = TG_RELID;
-    IF NOT FOUND THEN
-        RETURN NEW;
-    END IF;
-    IF TG_OP = 'UPDATE' AND OLD.dedup_doc IS NOT NULL THEN
-        PERFORM dedup._forget(TG_RELID, OLD.dedup_doc);
-    END IF;
-    SELECT * INTO c FROM dedup._check(
-        TG_RELID,
-        r ->> cfg.body_column::text,
-        r ->> cfg.title_column::text,
-        (r ->> cfg.published_at_column::text)::timestamptz,
-        r ->> cfg.source_column::text,
-        coalesce(r ->> cfg.model_column::text, cfg.model),
-        CASE WHEN TG_OP = 'UPDATE' THEN r ->> cfg.key_column::text END);
-    NEW.dedup_doc := c.doc;
-    NEW.dedup_sig := c.sig;
-    NEW.dedup_verdict := c.verdict;
-    NEW.duplicate_of := c.original;
-    IF c.original IS NOT NULL AND TG_OP = 'INSERT' THEN
-        IF cfg.action = 'skip' THEN
-            INSERT INTO dedup.rejected (tbl, row_data, original_key, verdict, score)
-            VALUES (TG_RELID, r, c.original, c.verdict, c.score);
-            RETURN NULL;
-        ELSIF cfg.action = 'error' THEN
-            RAISE EXCEPTION 'duplicate text rejected by pg_dedup'
-                USING ERRCODE = 'unique_violation',
-                      DETAIL = format('The row duplicates the row with key %s in %s (verdict %s, score %s).',
-                                      c.original, TG_RELID::regclass, c.verdict, round(c.score::numeric, 4)),
-                      HINT = 'dedup.enable(..., action => ''mark'') stores duplicates and marks them instead';
-        END IF;
-    END IF;
-    RETURN NEW;
-END $$;
+-- The row trigger dedup._trigger() is written in Rust (src/pg/trigger.rs): BEFORE
+-- INSERT, and BEFORE UPDATE OF the text columns.
+
+-- Any change to the tables the trigger's configuration comes from empties every
+-- backend's cache of it (src/pg/config_cache.rs).
+CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dedup.enabled_tables
+    FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
+CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dedup.collections
+    FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
 
 -- Keeps the collection statistics right when rows go away.
 CREATE FUNCTION dedup._delete_trigger() RETURNS trigger

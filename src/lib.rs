@@ -82,7 +82,7 @@ pgrx::extension_sql_file!(
         "aggregates",
         "signature",
         "models",
-        _check,
+        _trigger,
         _forget,
         _validate_enable,
         _is_duplicate,

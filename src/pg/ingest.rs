@@ -1,14 +1,15 @@
 //! Deduplication at insert time: the per-row check behind the trigger
-//! (`_check`), `is_duplicate` and `find_original`. `enable`/`disable` and the
-//! trigger function itself are SQL (sql/ingest.sql); they call `_check`.
+//! ([`check_row`], called by src/pg/trigger.rs), `is_duplicate` and
+//! `find_original`. `enable`/`disable` are SQL (sql/ingest.sql).
 
 use crate::decide::{self, Judged};
 use crate::document::Document;
 use crate::error::DedupError;
 use crate::features::N_FEATURES;
 use crate::gucs;
-use crate::pg::cache::{self, StmtMap};
+use crate::pg::cache;
 use crate::pg::collections::{self, Collection, Weigher};
+use crate::pg::config_cache;
 use crate::pg::models::{self, verdict, Authorities, Loaded, Weighted};
 use crate::pg::signature::options_of;
 use crate::pg::types::{DocRef, DocumentDatum, SignatureDatum, StoredDoc};
@@ -24,58 +25,69 @@ pub const MAX_CANDIDATES: i64 = 50;
 /// How a table was enabled (`dedup.enabled_tables`).
 pub struct TableConfig {
     pub tbl: pg_sys::Oid,
-    /// The table's name, quoted for SQL.
+    /// The table's name, schema-qualified and quoted for SQL (it is kept across
+    /// statements, so it must not depend on `search_path`).
     pub tname: String,
     /// The primary key column, quoted for SQL.
     pub key: String,
     pub coll: Collection,
     pub model: Option<String>,
+    /// Column names, unquoted, as `enable` recorded them (the trigger's view).
+    pub columns: Columns,
+    pub action: Action,
 }
 
-thread_local! {
-    static CONFIGS: std::cell::RefCell<StmtMap<u32, ConfigRow>> =
-        std::cell::RefCell::new(StmtMap::default());
+/// The columns `enable` was given, and the primary key.
+pub struct Columns {
+    pub key: String,
+    pub body: String,
+    pub title: Option<String>,
+    pub published_at: Option<String>,
+    pub source: Option<String>,
+    pub model: Option<String>,
 }
 
-/// (quoted table name, key column, collection name, model)
-type ConfigRow = (String, String, String, Option<String>);
+/// What the trigger does with a duplicate (`enable`'s `action`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Action {
+    Mark,
+    Skip,
+    Error,
+}
 
-/// The configuration of an enabled table (read once per statement).
-pub fn table_config(tbl: pg_sys::Oid) -> TableConfig {
-    let cached = cache::with(&CONFIGS, |m| m.get(&tbl.to_u32()).cloned());
-    let row = cached.or_else(|| {
-        let r = table_config_row(tbl)?;
-        cache::with(&CONFIGS, |m| m.insert(tbl.to_u32(), r.clone()));
-        Some(r)
-    });
-    let Some((tname, key, coll, model)) = row else {
-        let name = Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
-            .ok()
-            .flatten();
-        raise_with(
-            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            format!(
-                "table {} is not enabled for deduplication",
-                name.unwrap_or_default()
-            ),
-            Some("call dedup.enable(table, body_column) first".into()),
-        )
-    };
-    TableConfig {
-        tbl,
-        tname,
-        key: pgrx::spi::quote_identifier(key),
-        coll: collections::load(&coll),
-        model,
+/// The configuration of an enabled table; raises 55000 when it is not enabled.
+pub fn table_config(tbl: pg_sys::Oid) -> Rc<TableConfig> {
+    match config_cache::get(tbl) {
+        Some(cfg) => cfg,
+        None => {
+            let name = Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
+                .ok()
+                .flatten();
+            raise_with(
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!(
+                    "table {} is not enabled for deduplication",
+                    name.unwrap_or_default()
+                ),
+                Some("call dedup.enable(table, body_column) first".into()),
+            )
+        }
     }
 }
 
-fn table_config_row(tbl: pg_sys::Oid) -> Option<ConfigRow> {
-    Spi::connect(|c| {
+/// Reads an enabled table's row of `dedup.enabled_tables` and its collection, or
+/// None when the table is not enabled.
+pub(crate) fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
+    type Row = (String, String, String, Option<String>, String, Columns);
+    let row: Option<Row> = Spi::connect(|c| {
         let t = cache::select(
             c,
-            "SELECT $1::regclass::text, e.key_column::text, c.name, e.model \
-             FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id WHERE e.tbl = $1",
+            "SELECT format('%I.%I', n.nspname, r.relname), e.key_column::text, c.name, e.model, e.action, \
+                    e.body_column::text, e.title_column::text, e.published_at_column::text, \
+                    e.source_column::text, e.model_column::text \
+             FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id \
+             JOIN pg_catalog.pg_class r ON r.oid = e.tbl JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace \
+             WHERE e.tbl = $1",
             Some(1),
             &[tbl.into()],
         );
@@ -83,12 +95,38 @@ fn table_config_row(tbl: pg_sys::Oid) -> Option<ConfigRow> {
             return None;
         }
         let r = t.first();
+        let s = |i: usize| r.get::<String>(i).ok().flatten();
+        let key = s(2).unwrap_or_default();
         Some((
-            r.get::<String>(1).ok().flatten().unwrap_or_default(),
-            r.get::<String>(2).ok().flatten().unwrap_or_default(),
-            r.get::<String>(3).ok().flatten().unwrap_or_default(),
-            r.get::<String>(4).ok().flatten(),
+            s(1).unwrap_or_default(),
+            key.clone(),
+            s(3).unwrap_or_default(),
+            s(4),
+            s(5).unwrap_or_default(),
+            Columns {
+                key,
+                body: s(6).unwrap_or_default(),
+                title: s(7),
+                published_at: s(8),
+                source: s(9),
+                model: s(10),
+            },
         ))
+    });
+    let (tname, key, coll, model, action, columns) = row?;
+    let action = match action.as_str() {
+        "skip" => Action::Skip,
+        "error" => Action::Error,
+        _ => Action::Mark,
+    };
+    Some(TableConfig {
+        tbl,
+        tname,
+        key: pgrx::spi::quote_identifier(key),
+        coll: collections::load(&coll),
+        model,
+        columns,
+        action,
     })
 }
 
@@ -271,30 +309,29 @@ fn over_limit(body: &str, title: Option<&str>) -> bool {
     body.len() > limit || title.is_some_and(|t| t.len() > limit)
 }
 
-/// The trigger's per-row work. Internal: called by `dedup._trigger()`.
-#[pg_extern(volatile, parallel_unsafe)]
-#[allow(clippy::too_many_arguments)]
-pub fn _check(
-    tbl: pg_sys::Oid,
+/// The trigger's per-row work (`dedup._trigger()`, src/pg/trigger.rs): a NULL
+/// body is stored and never matches; a text over `dedup.max_document_bytes` is
+/// stored unchecked with a WARNING; anything else is checked and added to the
+/// collection statistics.
+pub fn check_row(
+    cfg: &TableConfig,
     body: Option<&str>,
     title: Option<&str>,
     published_at: Option<TimestampWithTimeZone>,
     source: Option<&str>,
     model: Option<&str>,
     self_key: Option<&str>,
-) -> TableIterator<
-    'static,
-    (
-        name!(doc, Option<DocumentDatum>),
-        name!(sig, Option<SignatureDatum>),
-        name!(original, Option<String>),
-        name!(verdict, Option<verdict>),
-        name!(score, Option<f64>),
-    ),
-> {
-    let cfg = table_config(tbl);
+) -> Checked {
+    let unchecked = Checked {
+        doc: None,
+        sig: None,
+        original: None,
+        verdict: None,
+        score: None,
+        judged: Vec::new(),
+    };
     let Some(body) = body else {
-        return TableIterator::once((None, None, None, None, None));
+        return unchecked;
     };
     if over_limit(body, title) {
         pgrx::ereport!(
@@ -306,25 +343,22 @@ pub fn _check(
                 gucs::max_document_bytes()
             )
         );
-        return TableIterator::once((None, None, None, None, None));
+        return unchecked;
     }
-    let doc = analyze(&cfg, body, title, published_at, source);
+    let doc = analyze(cfg, body, title, published_at, source);
     let model = model.or(cfg.model.as_deref());
-    let c = check(&cfg, doc, model, self_key, true);
-    TableIterator::once((
-        c.doc,
-        c.sig.as_ref().map(SignatureDatum::from_signature),
-        c.original,
-        c.verdict,
-        c.score,
-    ))
+    check(cfg, doc, model, self_key, true)
+}
+
+/// Removes a stored document from its table's collection statistics.
+pub fn forget(cfg: &TableConfig, doc: &DocumentDatum) {
+    collections::remove(cfg.coll.id, &doc.decode());
 }
 
 /// Removes a row's document from its table's collection statistics (UPDATE, DELETE).
 #[pg_extern(volatile, strict, parallel_unsafe)]
 pub fn _forget(tbl: pg_sys::Oid, doc: DocumentDatum) {
-    let cfg = table_config(tbl);
-    collections::remove(cfg.coll.id, &doc.decode());
+    forget(&table_config(tbl), &doc);
 }
 
 /// Whether the text would be a duplicate in `tbl`: the trigger's decision, without

@@ -4,11 +4,13 @@
 pub mod analysis;
 pub mod cache;
 pub mod collections;
+pub mod config_cache;
 pub mod document;
 pub mod ingest;
 pub mod models;
 pub mod signature;
 pub mod tests;
+pub mod trigger;
 pub mod types;
 pub mod worker;
 

@@ -1,0 +1,328 @@
+//! The row trigger `dedup._trigger()` that `dedup.enable` installs: BEFORE INSERT,
+//! and BEFORE UPDATE OF the text columns.
+//!
+//! It reads the configured columns straight from the new tuple, runs
+//! [`ingest::check`] (document, statistics, signature, candidates, decision) and
+//! writes `dedup_doc`, `dedup_sig`, `dedup_verdict` and `duplicate_of` into the
+//! tuple it returns. A duplicate under action `'skip'` is recorded in
+//! `dedup.rejected` and not inserted; under `'error'` it raises 23505.
+//!
+//! It replaced a PL/pgSQL function that read the row through `to_jsonb(NEW)` and
+//! called an SQL function per row; that wrapper was about a tenth of an insert.
+
+use crate::pg::ingest::{self, Action, TableConfig};
+use crate::pg::models::verdict;
+use crate::pg::raise_with;
+use crate::pg::types::DocumentDatum;
+use crate::pg::types::SignatureDatum;
+use pgrx::prelude::*;
+use std::ffi::{CStr, CString};
+
+/// One column of the trigger's relation: its number and type.
+#[derive(Clone, Copy)]
+struct Col {
+    attno: i32,
+    typid: pg_sys::Oid,
+    typmod: i32,
+}
+
+/// The trigger's tuple, with its descriptor.
+struct Row {
+    tuple: pg_sys::HeapTuple,
+    desc: pg_sys::TupleDesc,
+}
+
+impl Row {
+    /// A column by name; None when the table has no such (live) column.
+    fn col(&self, name: &str) -> Option<Col> {
+        let c = CString::new(name).ok()?;
+        // SAFETY: `desc` is the trigger relation's descriptor.
+        let attno = unsafe { pg_sys::SPI_fnumber(self.desc, c.as_ptr()) };
+        if attno <= 0 {
+            return None;
+        }
+        // SAFETY: attno is within the descriptor (SPI_fnumber found it).
+        let att = unsafe { &*(*self.desc).attrs.as_ptr().add(attno as usize - 1) };
+        Some(Col {
+            attno,
+            typid: att.atttypid,
+            typmod: att.atttypmod,
+        })
+    }
+
+    fn datum(&self, col: Col) -> Option<pg_sys::Datum> {
+        let mut isnull = false;
+        // SAFETY: the tuple matches the descriptor; attno is a live column.
+        let d = unsafe { pg_sys::heap_getattr(self.tuple, col.attno, self.desc, &mut isnull) };
+        (!isnull).then_some(d)
+    }
+
+    /// A column's value as text: text and varchar as they are, other types through
+    /// their output function (as a cast to text would).
+    fn text(&self, col: Option<Col>) -> Option<String> {
+        let col = col?;
+        let d = self.datum(col)?;
+        if col.typid == pg_sys::TEXTOID || col.typid == pg_sys::VARCHAROID {
+            // SAFETY: a non-null text or varchar datum.
+            return unsafe { String::from_datum(d, false) };
+        }
+        Some(output(col.typid, d))
+    }
+
+    /// A column's value as timestamptz: directly, or through its text form (a
+    /// `timestamp`, `date` or text column), raising as a cast would.
+    fn timestamptz(&self, col: Option<Col>) -> Option<TimestampWithTimeZone> {
+        let col = col?;
+        let d = self.datum(col)?;
+        if col.typid == pg_sys::TIMESTAMPTZOID {
+            // SAFETY: a non-null timestamptz datum.
+            return unsafe { TimestampWithTimeZone::from_datum(d, false) };
+        }
+        let text = CString::new(output(col.typid, d)).ok()?;
+        // SAFETY: timestamptz's input function on a C string; it raises 22007 on
+        // text that is not a time.
+        let ts = unsafe {
+            pg_sys::OidInputFunctionCall(
+                pg_sys::Oid::from(pg_sys::F_TIMESTAMPTZ_IN),
+                text.as_ptr() as *mut _,
+                pg_sys::InvalidOid,
+                -1,
+            )
+        };
+        // SAFETY: the input function returned a timestamptz.
+        unsafe { TimestampWithTimeZone::from_datum(ts, false) }
+    }
+}
+
+/// A datum through its type's output function.
+fn output(typid: pg_sys::Oid, d: pg_sys::Datum) -> String {
+    let mut func = pg_sys::InvalidOid;
+    let mut varlena = false;
+    // SAFETY: catalog lookups for an existing type; the output function returns a
+    // palloc'd C string.
+    unsafe {
+        pg_sys::getTypeOutputInfo(typid, &mut func, &mut varlena);
+        let s = pg_sys::OidOutputFunctionCall(func, d);
+        CStr::from_ptr(s).to_string_lossy().into_owned()
+    }
+}
+
+/// A value of `col`'s type from text, through the type's input function.
+fn input(col: Col, text: &str) -> Option<pg_sys::Datum> {
+    let c = CString::new(text).ok()?;
+    let mut func = pg_sys::InvalidOid;
+    let mut ioparam = pg_sys::InvalidOid;
+    // SAFETY: catalog lookups for an existing type and a call of its input function.
+    unsafe {
+        pg_sys::getTypeInputInfo(col.typid, &mut func, &mut ioparam);
+        Some(pg_sys::OidInputFunctionCall(
+            func,
+            c.as_ptr() as *mut _,
+            ioparam,
+            col.typmod,
+        ))
+    }
+}
+
+/// The dedup columns `enable` added; a trigger on a table that lost one raises.
+fn dedup_col(row: &Row, name: &str, cfg: &TableConfig) -> Col {
+    row.col(name).unwrap_or_else(|| {
+        raise_with(
+            PgSqlErrorCode::ERRCODE_UNDEFINED_COLUMN,
+            format!("column \"{name}\" of relation {} does not exist", cfg.tname),
+            Some(
+                "dedup.disable and dedup.enable the table again to restore its dedup columns"
+                    .into(),
+            ),
+        )
+    })
+}
+
+#[pg_trigger]
+fn _trigger<'a>(
+    trigger: &'a pgrx::PgTrigger<'a>,
+) -> Result<Option<PgHeapTuple<'a, AllocatedByPostgres>>, std::convert::Infallible> {
+    let data = trigger.trigger_data();
+    let desc = {
+        // SAFETY: a row trigger always has its relation.
+        unsafe { (*data.tg_relation).rd_att }
+    };
+    let is_update = matches!(trigger.op(), Ok(pgrx::PgTriggerOperation::Update));
+    let new_tuple = if is_update {
+        data.tg_newtuple
+    } else {
+        data.tg_trigtuple
+    };
+    // SAFETY: `new_tuple` is the trigger's new row, described by the relation's
+    // descriptor; the returned PgHeapTuple hands it back to the executor.
+    let unchanged = || unsafe {
+        PgHeapTuple::from_heap_tuple(pgrx::PgTupleDesc::from_pg_unchecked(desc), new_tuple)
+    };
+    let Ok(tbl) = trigger.relid() else {
+        return Ok(Some(unchanged()));
+    };
+    let Some(cfg) = crate::pg::config_cache::get(tbl) else {
+        return Ok(Some(unchanged()));
+    };
+    let row = Row {
+        tuple: new_tuple,
+        desc,
+    };
+    let doc_col = dedup_col(&row, "dedup_doc", &cfg);
+    if is_update {
+        let old = Row {
+            tuple: data.tg_trigtuple,
+            desc,
+        };
+        if let Some(d) = old.datum(doc_col) {
+            // SAFETY: a non-null dedup.document datum.
+            if let Some(doc) = unsafe { DocumentDatum::from_datum(d, false) } {
+                ingest::forget(&cfg, &doc);
+            }
+        }
+    }
+    let c = &cfg.columns;
+    let body = row.text(row.col(&c.body));
+    let title = c.title.as_deref().and_then(|n| row.text(row.col(n)));
+    let published_at = c
+        .published_at
+        .as_deref()
+        .and_then(|n| row.timestamptz(row.col(n)));
+    let source = c.source.as_deref().and_then(|n| row.text(row.col(n)));
+    let model = c.model.as_deref().and_then(|n| row.text(row.col(n)));
+    let self_key = if is_update {
+        row.text(row.col(&c.key))
+    } else {
+        None
+    };
+    let checked = ingest::check_row(
+        &cfg,
+        body.as_deref(),
+        title.as_deref(),
+        published_at,
+        source.as_deref(),
+        model.as_deref(),
+        self_key.as_deref(),
+    );
+
+    if let (Some(original), false) = (&checked.original, is_update) {
+        match cfg.action {
+            Action::Mark => {}
+            Action::Skip => {
+                // The row is not stored, so its document leaves the statistics the
+                // check added it to.
+                if let Some(d) = &checked.doc {
+                    ingest::forget(&cfg, d);
+                }
+                reject(&cfg, new_tuple, desc, data, original, &checked);
+                return Ok(None);
+            }
+            Action::Error => {
+                let name =
+                    Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
+                        .ok()
+                        .flatten()
+                        .unwrap_or_else(|| cfg.tname.clone());
+                let v = checked.verdict.map(verdict_label).unwrap_or_default();
+                let score = checked.score.map(|s| format!("{s:.4}")).unwrap_or_default();
+                pgrx::pg_sys::panic::ErrorReport::new(
+                    PgSqlErrorCode::ERRCODE_UNIQUE_VIOLATION,
+                    "duplicate text rejected by pg_dedup",
+                    "pg_dedup",
+                )
+                .set_detail(format!(
+                    "The row duplicates the row with key {original} in {name} (verdict {v}, score {score})."
+                ))
+                .set_hint("dedup.enable(..., action => 'mark') stores duplicates and marks them instead")
+                .report(pgrx::PgLogLevel::ERROR);
+            }
+        }
+    }
+
+    let sig_col = dedup_col(&row, "dedup_sig", &cfg);
+    let verdict_col = dedup_col(&row, "dedup_verdict", &cfg);
+    let dup_col = dedup_col(&row, "duplicate_of", &cfg);
+    let values: [Option<pg_sys::Datum>; 4] = [
+        checked.doc.and_then(|d| d.into_datum()),
+        checked
+            .sig
+            .as_ref()
+            .and_then(|s| SignatureDatum::from_signature(s).into_datum()),
+        checked.verdict.and_then(|v| v.into_datum()),
+        checked.original.as_deref().and_then(|o| input(dup_col, o)),
+    ];
+    let mut cols = [
+        doc_col.attno,
+        sig_col.attno,
+        verdict_col.attno,
+        dup_col.attno,
+    ];
+    let mut datums: Vec<pg_sys::Datum> = values
+        .iter()
+        .map(|v| v.unwrap_or(pg_sys::Datum::from(0)))
+        .collect();
+    let mut nulls: Vec<bool> = values.iter().map(Option::is_none).collect();
+    // SAFETY: the columns belong to the descriptor and the datums have their types;
+    // the new tuple is palloc'd in the trigger's (per-tuple) memory context.
+    let modified = unsafe {
+        pg_sys::heap_modify_tuple_by_cols(
+            new_tuple,
+            desc,
+            cols.len() as i32,
+            cols.as_mut_ptr(),
+            datums.as_mut_ptr(),
+            nulls.as_mut_ptr(),
+        )
+    };
+    // SAFETY: as above.
+    Ok(Some(unsafe {
+        PgHeapTuple::from_heap_tuple(pgrx::PgTupleDesc::from_pg_unchecked(desc), modified)
+    }))
+}
+
+fn verdict_label(v: verdict) -> String {
+    match v {
+        verdict::distinct => "distinct",
+        verdict::a_duplicates_b => "a_duplicates_b",
+        verdict::b_duplicates_a => "b_duplicates_a",
+        verdict::mutual => "mutual",
+    }
+    .to_owned()
+}
+
+/// Records a row that action `'skip'` keeps out of its table: the row as it was
+/// given (before the trigger set its dedup columns), as jsonb.
+fn reject(
+    cfg: &TableConfig,
+    tuple: pg_sys::HeapTuple,
+    desc: pg_sys::TupleDesc,
+    data: &pg_sys::TriggerData,
+    original: &str,
+    checked: &ingest::Checked,
+) {
+    // SAFETY: the relation's row type, and the tuple copied as a composite datum of
+    // that type (in the current memory context).
+    let (rowtype, datum) = unsafe {
+        (
+            (*(*data.tg_relation).rd_rel).reltype,
+            pg_sys::heap_copy_tuple_as_datum(tuple, desc),
+        )
+    };
+    // SAFETY: `datum` is a composite of type `rowtype`.
+    let row = unsafe { pgrx::datum::DatumWithOid::new(datum, rowtype) };
+    Spi::connect_mut(|c| {
+        crate::pg::cache::update(
+            c,
+            "INSERT INTO dedup.rejected (tbl, row_data, original_key, verdict, score) \
+             VALUES ($1, to_jsonb($2), $3, $4, $5)",
+            None,
+            &[
+                cfg.tbl.into(),
+                row,
+                original.into(),
+                checked.verdict.into(),
+                checked.score.into(),
+            ],
+        );
+    });
+}

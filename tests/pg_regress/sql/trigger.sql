@@ -1,0 +1,67 @@
+-- The row trigger (written in Rust): columns of other types than text, a row's own
+-- model, 'skip' statistics, and the configuration cache across sessions.
+SET TIME ZONE 'UTC';
+CREATE TABLE typed (
+  id uuid PRIMARY KEY,
+  title varchar(200), body varchar, published timestamp, src text, domain text);
+SELECT dedup.enable('typed', 'body', title => 'title', published_at => 'published', source => 'src',
+                    model_column => 'domain');
+INSERT INTO typed VALUES
+ ('00000000-0000-0000-0000-000000000001', 'Курс доллара вырос',
+  'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке. Эксперты ожидают дальнейшего ослабления рубля.',
+  '2024-03-12 09:00', 'tass', NULL);
+INSERT INTO typed VALUES
+ ('00000000-0000-0000-0000-000000000002', 'Доллар подорожал',
+  'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.',
+  '2024-03-12 09:30', 'lenta', NULL);
+-- duplicate_of has the key's type; the timestamp column reached the document.
+SELECT id, duplicate_of, pg_typeof(duplicate_of) AS key_type, dedup_verdict,
+       dedup.summary(dedup_doc)->>'published_at' AS published_at, dedup.summary(dedup_doc)->>'source' AS source
+FROM typed ORDER BY id;
+-- A row naming a model that does not exist fails like a call with it would.
+SELECT err($$INSERT INTO typed VALUES ('00000000-0000-0000-0000-000000000003', 't', 'Другой текст о погоде.', NULL, NULL, 'nope')$$);
+-- A NULL body: stored, no document, never a duplicate.
+INSERT INTO typed VALUES ('00000000-0000-0000-0000-000000000004', 'Пусто', NULL, NULL, NULL, NULL);
+SELECT id, dedup_doc IS NULL AS no_doc, dedup_sig IS NULL AS no_sig, dedup_verdict FROM typed
+WHERE id = '00000000-0000-0000-0000-000000000004';
+
+-- Another session changes the table's action; this session's next insert obeys it
+-- (the change empties every backend's cached configuration).
+\! psql -X -q -d pg_dedup_regress -c "UPDATE dedup.enabled_tables SET action = 'skip' WHERE tbl = 'typed'::regclass"
+INSERT INTO typed VALUES
+ ('00000000-0000-0000-0000-000000000005', 'Снова доллар',
+  'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.',
+  '2024-03-12 10:00', 'ria', NULL);
+SELECT count(*) AS rows, count(*) FILTER (WHERE id = '00000000-0000-0000-0000-000000000005') AS skipped_row_stored
+FROM typed;
+SELECT row_data->>'title' AS title, original_key, verdict FROM dedup.rejected WHERE tbl = 'typed'::regclass;
+-- A skipped row is not counted in the statistics: they still equal a recompute.
+SELECT s.n_docs, (SELECT dedup.term_stats_agg(dedup_doc) FROM typed)->'n_docs' AS recomputed_n_docs
+FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'typed';
+
+-- Same for 'error', and for a change rolled back in this session.
+\! psql -X -q -d pg_dedup_regress -c "UPDATE dedup.enabled_tables SET action = 'error' WHERE tbl = 'typed'::regclass"
+SELECT err($$INSERT INTO typed VALUES ('00000000-0000-0000-0000-000000000006', 'x', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.', NULL, NULL, NULL)$$);
+BEGIN;
+UPDATE dedup.enabled_tables SET action = 'mark' WHERE tbl = 'typed'::regclass;
+INSERT INTO typed VALUES ('00000000-0000-0000-0000-000000000007', 'x', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.', NULL, NULL, NULL);
+SELECT duplicate_of FROM typed WHERE id = '00000000-0000-0000-0000-000000000007';
+ROLLBACK;
+SELECT err($$INSERT INTO typed VALUES ('00000000-0000-0000-0000-000000000008', 'x', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.', NULL, NULL, NULL)$$);
+
+-- UPDATE of a text column re-checks the row against the others (not itself).
+UPDATE dedup.enabled_tables SET action = 'mark' WHERE tbl = 'typed'::regclass;
+UPDATE typed SET body = 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке. Эксперты ожидают дальнейшего ослабления рубля.'
+WHERE id = '00000000-0000-0000-0000-000000000004';
+SELECT id, duplicate_of, dedup_verdict FROM typed ORDER BY id;
+SELECT s.n_docs, (SELECT dedup.term_stats_agg(dedup_doc) FROM typed)->'n_docs' AS recomputed_n_docs
+FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'typed';
+
+-- A table whose configuration row is gone keeps its trigger harmlessly.
+DELETE FROM dedup.collection_tables WHERE tbl = 'typed'::regclass;
+DELETE FROM dedup.enabled_tables WHERE tbl = 'typed'::regclass;
+INSERT INTO typed VALUES ('00000000-0000-0000-0000-000000000009', 'x', 'Текст без проверки.', NULL, NULL, NULL);
+SELECT dedup_doc IS NULL AS unchecked FROM typed WHERE id = '00000000-0000-0000-0000-000000000009';
+DROP TABLE typed;
+SELECT dedup.drop_collection('typed');
+DELETE FROM dedup.rejected;
