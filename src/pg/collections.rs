@@ -876,58 +876,74 @@ fn apply(coll_id: i32, doc: &Document, sign: i64) {
     let len = doc.length() as i64;
     let batch = crate::gucs::stats_batch();
     Spi::connect_mut(|c| {
-        let mut pended = 0i64;
-        if !terms.is_empty() && batch > 1 {
+        let t = if !terms.is_empty() && batch > 1 {
+            // The trigger's commonest case: the document's pending row and the
+            // collection row in one statement.
+            let args: [DatumWithOid; 6] = [
+                coll_id.into(),
+                len.into(),
+                sign.into(),
+                terms.into(),
+                tfs.into(),
+                (sign as i16).into(),
+            ];
             cache::update(
                 c,
-                "INSERT INTO dedup.term_stats_pending (collection_id, terms, tfs, sign) VALUES ($1, $2, $3, $4)",
-                None,
-                &[coll_id.into(), terms.into(), tfs.into(), (sign as i16).into()],
-            );
-            pended = 1;
-        } else if !terms.is_empty() && sign > 0 {
-            cache::update(
-                c,
-                "INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
-                 SELECT $1, u.term, 1, u.tf FROM unnest($2::text[], $3::int8[]) AS u(term, tf) \
-                 ORDER BY u.term COLLATE \"C\" \
-                 ON CONFLICT (collection_id, term) DO UPDATE SET df = s.df + 1, cf = s.cf + excluded.cf",
-                None,
-                &[coll_id.into(), terms.into(), tfs.into()],
-            );
-        } else if !terms.is_empty() {
-            let args: Vec<DatumWithOid> = vec![coll_id.into(), terms.into(), tfs.into()];
-            cache::update(
-                c,
-                "SELECT 1 FROM dedup.term_stats WHERE collection_id = $1 AND term = ANY($2::text[]) \
-                 ORDER BY term COLLATE \"C\" FOR UPDATE",
-                None,
-                &args[..2],
-            );
-            cache::update(
-                c,
-                "UPDATE dedup.term_stats s SET df = s.df - 1, cf = s.cf - u.tf \
-                 FROM unnest($2::text[], $3::int8[]) AS u(term, tf) \
-                 WHERE s.collection_id = $1 AND s.term = u.term",
+                "WITH p AS (INSERT INTO dedup.term_stats_pending (collection_id, terms, tfs, sign) \
+                            VALUES ($1, $4, $5, $6) RETURNING 1) \
+                 UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $3, 0), \
+                 total_len = greatest(total_len + $2 * $3, 0), \
+                 changes_since_recompute = changes_since_recompute + 1, \
+                 pending = pending + (SELECT count(*) FROM p) \
+                 WHERE collection_id = $1 RETURNING pending",
                 None,
                 &args,
-            );
+            )
+        } else {
+            if !terms.is_empty() && sign > 0 {
+                cache::update(
+                    c,
+                    "INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
+                     SELECT $1, u.term, 1, u.tf FROM unnest($2::text[], $3::int8[]) AS u(term, tf) \
+                     ORDER BY u.term COLLATE \"C\" \
+                     ON CONFLICT (collection_id, term) DO UPDATE SET df = s.df + 1, cf = s.cf + excluded.cf",
+                    None,
+                    &[coll_id.into(), terms.into(), tfs.into()],
+                );
+            } else if !terms.is_empty() {
+                let args: Vec<DatumWithOid> = vec![coll_id.into(), terms.into(), tfs.into()];
+                cache::update(
+                    c,
+                    "SELECT 1 FROM dedup.term_stats WHERE collection_id = $1 AND term = ANY($2::text[]) \
+                     ORDER BY term COLLATE \"C\" FOR UPDATE",
+                    None,
+                    &args[..2],
+                );
+                cache::update(
+                    c,
+                    "UPDATE dedup.term_stats s SET df = s.df - 1, cf = s.cf - u.tf \
+                     FROM unnest($2::text[], $3::int8[]) AS u(term, tf) \
+                     WHERE s.collection_id = $1 AND s.term = u.term",
+                    None,
+                    &args,
+                );
+                cache::update(
+                    c,
+                    "DELETE FROM dedup.term_stats WHERE collection_id = $1 AND term = ANY($2::text[]) AND (df <= 0 OR cf <= 0)",
+                    None,
+                    &args[..2],
+                );
+            }
             cache::update(
                 c,
-                "DELETE FROM dedup.term_stats WHERE collection_id = $1 AND term = ANY($2::text[]) AND (df <= 0 OR cf <= 0)",
+                "UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $3, 0), \
+                 total_len = greatest(total_len + $2 * $3, 0), \
+                 changes_since_recompute = changes_since_recompute + 1 \
+                 WHERE collection_id = $1 RETURNING pending",
                 None,
-                &args[..2],
-            );
-        }
-        let t = cache::update(
-            c,
-            "UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $3, 0), \
-             total_len = greatest(total_len + $2 * $3, 0), \
-             changes_since_recompute = changes_since_recompute + 1, pending = pending + $4 \
-             WHERE collection_id = $1 RETURNING pending",
-            None,
-            &[coll_id.into(), len.into(), sign.into(), pended.into()],
-        );
+                &[coll_id.into(), len.into(), sign.into()],
+            )
+        };
         let pending = if t.is_empty() {
             0
         } else {

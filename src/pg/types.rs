@@ -30,7 +30,7 @@ unsafe fn unbox_non_null<'fcx, T: FromDatum>(arg: Arg<'_, 'fcx>) -> T {
 }
 
 macro_rules! varlena_handle {
-    ($name:ident, $sql:literal) => {
+    ($name:ident, $sql:literal, $short:literal) => {
         #[doc = concat!("The payload bytes of one `", $sql, "` value.")]
         #[derive(Debug, Clone)]
         pub struct $name(pub Vec<u8>);
@@ -51,8 +51,10 @@ macro_rules! varlena_handle {
             fn into_datum(self) -> Option<pg_sys::Datum> {
                 self.0.into_datum()
             }
+            /// Two syscache probes rather than `regtypein`'s parse of the name (a
+            /// signature is an argument of every trigger insert's candidate query).
             fn type_oid() -> pg_sys::Oid {
-                pgrx::regtypein($sql)
+                dedup_type_oid($short).unwrap_or_else(|| pgrx::regtypein($sql))
             }
         }
 
@@ -84,7 +86,7 @@ macro_rules! varlena_handle {
     };
 }
 
-varlena_handle!(DocumentDatum, "dedup.document");
+varlena_handle!(DocumentDatum, "dedup.document", c"document");
 
 impl DocumentDatum {
     /// Decodes the stored document; corrupt bytes raise XX001.
@@ -167,7 +169,7 @@ impl IntoDatum for DocRef {
         Some(self.0)
     }
     fn type_oid() -> pg_sys::Oid {
-        pgrx::regtypein("dedup.document")
+        dedup_type_oid(c"document").unwrap_or_else(|| pgrx::regtypein("dedup.document"))
     }
     /// Checked for every SPI value read: two syscache probes rather than
     /// `regtypein`'s parse of the type name.
@@ -192,7 +194,7 @@ unsafe impl SqlTranslatable for DocRef {
         Ok(ReturnsRef::One(SqlMappingRef::literal("dedup.document")));
 }
 
-varlena_handle!(SignatureDatum, "dedup.signature");
+varlena_handle!(SignatureDatum, "dedup.signature", c"signature");
 
 impl SignatureDatum {
     /// Decodes the stored signature; corrupt bytes raise XX001.
