@@ -580,6 +580,10 @@ def bench_filter(db: DB) -> None:
 # ---- 5. ingest -----------------------------------------------------------------------------
 
 
+# Ingest rates: the first WARM inserts of a new connection, then WARM more on it.
+WARM = 1000
+
+
 def bench_ingest(db: DB, name: str, prefill: int, stream: list[dict], counts: dict, threshold: float,
                  out: str, budget: float = 120.0, kinds: tuple = ("plain", "dedup", "trgm"),
                  tag: str = "", label: str = "") -> None:
@@ -593,6 +597,7 @@ def bench_ingest(db: DB, name: str, prefill: int, stream: list[dict], counts: di
     curves = {}
     has_enable = db.exists("enable")
     results = {}
+    warm = {}
     section = f"ingest into {prefill:,}{' ' + label if label else ''}"
     for kind in kinds:
         tbl = f"ing_{tag}{kind}" if kind != "trgm" else src
@@ -636,22 +641,30 @@ def bench_ingest(db: DB, name: str, prefill: int, stream: list[dict], counts: di
                 t = time.perf_counter()
                 c.execute(sql, (d["id"], d["title"], d["body"], d["published_at"], d["source"]), prepare=True)
                 lat.append(time.perf_counter() - t)
-        results[kind] = (len(lat) / sum(lat), pct(lat, 99) * 1e3, len(lat))
+        # The first WARM inserts come from a new connection, whose backend caches
+        # (term statistics, weighed candidates, stems) start empty; the rest show
+        # the same connection once warm, as a pooled ingest connection would be.
+        first = lat[:WARM]
+        results[kind] = (len(first) / sum(first), pct(first, 99) * 1e3, len(first))
+        rest = lat[WARM:]
+        if len(rest) >= 10:
+            warm[kind] = (len(rest) / sum(rest), pct(rest, 99) * 1e3, len(rest))
         w = max(10, len(lat) // 20)
         curves[kind] = [(prefill + i + w, w / sum(lat[i:i + w])) for i in range(0, len(lat) - w + 1, w)]
-    base = results.get("plain")
-    for kind, what in (("dedup", "INSERT with the dedup trigger (action mark, stats_batch 1000)"),
-                       ("trgm", f"INSERT with a pg_trgm trigger (threshold {threshold:.2f})")):
-        if kind not in results:
-            continue
-        r = results[kind]
-        row(section, f"{what}: docs/s ({r[2]} inserts)", r[0], "plain INSERT",
-            base[0] if base else None, "docs/s")
-        row(section, f"{what}: p99 latency", r[1], "plain INSERT", base[1] if base else None,
-            "ms", higher_better=False)
-    if base:
-        row(section, f"plain INSERT: docs/s ({base[2]} inserts), p99 {base[1]:.2f} ms",
-            base[0], "", None, "docs/s")
+    for res, when in ((results, "new connection"), (warm, f"same connection after {WARM:,} inserts")):
+        base = res.get("plain")
+        for kind, what in (("dedup", "INSERT with the dedup trigger (action mark, stats_batch 1000)"),
+                           ("trgm", f"INSERT with a pg_trgm trigger (threshold {threshold:.2f})")):
+            if kind not in res:
+                continue
+            r = res[kind]
+            row(section, f"{what}, {when}: docs/s ({r[2]} inserts)", r[0], "plain INSERT",
+                base[0] if base else None, "docs/s")
+            row(section, f"{what}, {when}: p99 latency", r[1], "plain INSERT", base[1] if base else None,
+                "ms", higher_better=False)
+        if base:
+            row(section, f"plain INSERT, {when}: docs/s ({base[2]} inserts), p99 {base[1]:.2f} ms",
+                base[0], "", None, "docs/s")
     if tag:
         return
     if db.exists("pairs") and has_enable:
@@ -851,7 +864,7 @@ def main() -> None:
         bench_pair_cost_500(db, name, 2 if smoke else 5)
     # Ingest: the stream continues after the prefilled rows.
     extra = list(corpus.scaled_stream(paras, titles, scale + 2000))[scale:]
-    counts = {"plain": 200, "dedup": 100, "trgm": 15} if smoke else {"plain": 2000, "dedup": 1000, "trgm": 100}
+    counts = {"plain": 200, "dedup": 100, "trgm": 15} if smoke else {"plain": 2 * WARM, "dedup": 2 * WARM, "trgm": 100}
     bench_ingest(db, name, scale, extra, counts, threshold, a.out)
     bench_ingest_short(db, paras, titles, scale, counts, threshold, a.out)
     if big:

@@ -35,11 +35,14 @@ SELECT pg_catalog.pg_extension_config_dump('dedup.rejected_id_seq', '');
 -- The row trigger dedup._trigger() is written in Rust (src/pg/trigger.rs): BEFORE
 -- INSERT, and BEFORE UPDATE OF the text columns.
 
--- Any change to the tables the trigger's configuration comes from empties every
--- backend's cache of it (src/pg/config_cache.rs).
+-- Any change to the tables the trigger's configuration comes from (enabled
+-- tables, collections, source authorities) empties every backend's cache of it
+-- (src/pg/config_cache.rs).
 CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dedup.enabled_tables
     FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
 CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dedup.collections
+    FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
+CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dedup.sources
     FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
 
 -- Keeps the collection statistics right when rows go away.

@@ -1,65 +1,112 @@
-//! The backend cache of enabled tables' configurations.
+//! Backend caches of configuration: enabled tables and source authorities.
 //!
-//! Every trigger insert needs its table's row of `dedup.enabled_tables` and the
-//! collection it names. They change only when a table is enabled or disabled or a
-//! collection is created or dropped, yet reading them was two SPI queries per row
-//! (about 5 % of an insert). They are now kept for the life of the backend and
-//! dropped through PostgreSQL's relcache invalidation, the mechanism the server's
-//! own caches use:
+//! Every trigger insert needs its table's row of `dedup.enabled_tables`, the
+//! collection it names and the collection's rows of `dedup.sources`. They change
+//! only when a table is enabled or disabled, a collection is created or dropped, or
+//! authorities are learned, yet reading them was three SPI queries per row (about
+//! 6 % of an insert). They are now kept for the life of the backend and dropped
+//! through PostgreSQL's relcache invalidation, the mechanism the server's own
+//! caches use:
 //!
-//! - a statement-level trigger on `dedup.enabled_tables` and `dedup.collections`
-//!   ([`_config_changed`]) queues a relcache invalidation of that table; it reaches
-//!   this backend at its next command, and every other backend after the commit,
-//!   and a rollback replays it locally;
+//! - a statement-level trigger on `dedup.enabled_tables`, `dedup.collections` and
+//!   `dedup.sources` ([`_config_changed`]) queues a relcache invalidation of that
+//!   table; it reaches this backend at its next command, and every other backend
+//!   after the commit, and a rollback replays it locally;
 //! - DDL on an enabled table (ALTER, DROP, the column changes of `enable` and
 //!   `disable`) invalidates that table's relcache entry by itself;
-//! - a callback ([`on_relcache`]) empties the cache (or drops one table) when either
-//!   arrives, and after a lost-invalidation reset.
+//! - a callback ([`on_relcache`]) advances an epoch when either arrives, or after a
+//!   lost-invalidation reset, and every [`Kept`] map empties itself at the next
+//!   read under a new epoch.
 //!
 //! An entry is kept across statements only when the snapshot it was read under is
 //! certain to be newer than every invalidation this backend has processed: under
 //! READ COMMITTED, and when no relevant invalidation arrived since the statement
 //! started. Otherwise (REPEATABLE READ and SERIALIZABLE read an older snapshot, or
 //! an invalidation arrived mid-statement) it serves the current statement only,
-//! the behaviour of every read before this cache.
+//! the behaviour of every read before these caches.
 
 use crate::pg::cache::{self, StmtMap};
-use crate::pg::ingest::{read_table_config, TableConfig};
 use pgrx::prelude::*;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::Hash;
 use std::rc::Rc;
 
 thread_local! {
-    /// Configurations kept across statements, by table OID.
-    static KEPT: RefCell<HashMap<u32, Rc<TableConfig>>> = RefCell::new(HashMap::new());
-    /// Configurations for the current statement only.
-    static STATEMENT: RefCell<StmtMap<u32, Rc<TableConfig>>> = RefCell::new(StmtMap::default());
-    /// When this backend last processed an invalidation that concerns the cache.
+    /// Advanced by every invalidation that concerns these caches.
+    static EPOCH: Cell<u64> = const { Cell::new(0) };
+    /// When this backend last processed such an invalidation.
     static LAST_INVAL: Cell<i64> = const { Cell::new(i64::MIN) };
-    /// OIDs of `dedup.enabled_tables` and `dedup.collections`, once looked up.
-    static WATCHED: Cell<Option<(u32, u32)>> = const { Cell::new(None) };
+    /// The configuration tables and every enabled table read so far, by OID.
+    static WATCHED: RefCell<HashSet<u32>> = RefCell::new(HashSet::new());
     static REGISTERED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// The configuration of `tbl`, or None when it is not enabled (not cached: a
-/// table that is not enabled is an error or a trigger left behind).
-pub fn get(tbl: pg_sys::Oid) -> Option<Rc<TableConfig>> {
-    let key = tbl.to_u32();
-    if let Some(c) = KEPT.with(|k| k.borrow().get(&key).cloned()) {
-        return Some(c);
+/// A map kept across statements while no invalidation arrives (see the module
+/// notes), with a statement-only side for entries that may not be kept.
+pub struct Kept<K, V> {
+    epoch: u64,
+    kept: HashMap<K, Rc<V>>,
+    statement: StmtMap<K, Rc<V>>,
+}
+
+impl<K: Hash + Eq + Clone, V> Default for Kept<K, V> {
+    fn default() -> Self {
+        Kept {
+            epoch: 0,
+            kept: HashMap::new(),
+            statement: StmtMap::default(),
+        }
     }
-    if let Some(c) = cache::with(&STATEMENT, |m| m.get(&key).cloned()) {
-        return Some(c);
+}
+
+impl<K: Hash + Eq + Clone, V> Kept<K, V> {
+    fn lookup(&mut self, key: &K) -> Option<Rc<V>> {
+        let now = EPOCH.with(|e| e.get());
+        if self.epoch != now {
+            self.kept.clear();
+            self.epoch = now;
+        }
+        self.kept
+            .get(key)
+            .or_else(|| self.statement.current().get(key))
+            .cloned()
+    }
+
+    fn store(&mut self, key: K, v: Rc<V>) {
+        if keepable() {
+            self.kept.insert(key, v);
+        } else {
+            self.statement.current().insert(key, v);
+        }
+    }
+}
+
+/// The entry of `key` in the thread-local map `cell`, read by `fill` when absent
+/// (None from `fill` is not cached). The map is not borrowed while `fill` runs, so
+/// `fill` may run SPI queries, during which invalidations may arrive.
+pub fn get_or<K, V>(
+    cell: &'static std::thread::LocalKey<RefCell<Kept<K, V>>>,
+    key: K,
+    fill: impl FnOnce() -> Option<V>,
+) -> Option<Rc<V>>
+where
+    K: Hash + Eq + Clone + 'static,
+    V: 'static,
+{
+    if let Some(v) = cell.with(|c| c.borrow_mut().lookup(&key)) {
+        return Some(v);
     }
     register();
-    let cfg = Rc::new(read_table_config(tbl)?);
-    if keepable() {
-        KEPT.with(|k| k.borrow_mut().insert(key, cfg.clone()));
-    } else {
-        cache::with(&STATEMENT, |m| m.insert(key, cfg.clone()));
-    }
-    Some(cfg)
+    let v = Rc::new(fill()?);
+    cell.with(|c| c.borrow_mut().store(key, v.clone()));
+    Some(v)
+}
+
+/// Adds a relation whose relcache invalidation empties the caches (an enabled
+/// table, once its configuration has been read).
+pub fn watch(relid: pg_sys::Oid) {
+    WATCHED.with(|w| w.borrow_mut().insert(relid.to_u32()));
 }
 
 /// Whether an entry read now may outlive the statement (see the module notes).
@@ -74,58 +121,53 @@ fn keepable() -> bool {
     !xact_snapshot && LAST_INVAL.with(|l| l.get()) < stmt_start
 }
 
-/// Registers the relcache callback once per backend and learns the OIDs of the
+/// Registers the relcache callback once per backend, and watches the
 /// configuration tables.
 fn register() {
-    if WATCHED.with(|w| w.get()).is_none() {
-        let oids = Spi::connect(|c| {
-            let t = cache::select(
-                c,
-                "SELECT 'dedup.enabled_tables'::regclass::oid, 'dedup.collections'::regclass::oid",
-                Some(1),
-                &[],
-            );
-            let r = t.first();
-            (
-                r.get::<pg_sys::Oid>(1).ok().flatten(),
-                r.get::<pg_sys::Oid>(2).ok().flatten(),
-            )
-        });
-        if let (Some(a), Some(b)) = oids {
-            WATCHED.with(|w| w.set(Some((a.to_u32(), b.to_u32()))));
-        }
+    if REGISTERED.with(|r| r.replace(true)) {
+        return;
     }
-    if !REGISTERED.with(|r| r.replace(true)) {
-        // SAFETY: registers a static function once per backend; it only touches
-        // thread-local maps and cannot raise.
-        unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(on_relcache), pg_sys::Datum::from(0)) };
+    // SAFETY: registers a static function once per backend; it only touches
+    // thread-local cells and cannot raise. Registered before the lookup below, so
+    // no invalidation is missed in between (with nothing watched yet, every one
+    // counts).
+    unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(on_relcache), pg_sys::Datum::from(0)) };
+    let oids: Vec<Option<pg_sys::Oid>> = Spi::connect(|c| {
+        let t = cache::select(
+            c,
+            "SELECT 'dedup.enabled_tables'::regclass::oid, 'dedup.collections'::regclass::oid, \
+             'dedup.sources'::regclass::oid",
+            Some(1),
+            &[],
+        );
+        let r = t.first();
+        (1..=3)
+            .map(|i| r.get::<pg_sys::Oid>(i).ok().flatten())
+            .collect()
+    });
+    for o in oids.into_iter().flatten() {
+        watch(o);
     }
-}
-
-/// Empties everything: used by the callback and after an aborted transaction.
-fn clear() {
-    KEPT.with(|k| k.borrow_mut().clear());
-    // SAFETY: reads the clock.
-    let now = unsafe { pg_sys::GetCurrentTimestamp() };
-    LAST_INVAL.with(|l| l.set(now));
 }
 
 /// The relcache callback: `relid` 0 means "everything" (a reset).
 #[pg_guard]
 unsafe extern "C-unwind" fn on_relcache(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
     let r = relid.to_u32();
-    let watched = WATCHED.with(|w| w.get());
-    if r == 0 || watched.is_some_and(|(a, b)| r == a || r == b) {
-        clear();
-    } else if KEPT.with(|k| k.borrow_mut().remove(&r).is_some()) {
+    let relevant = WATCHED.with(|w| {
+        let w = w.borrow();
+        w.is_empty() || w.contains(&r)
+    });
+    if r == 0 || relevant {
+        EPOCH.with(|e| e.set(e.get().wrapping_add(1)));
         let now = pg_sys::GetCurrentTimestamp();
         LAST_INVAL.with(|l| l.set(now));
     }
 }
 
-/// Statement trigger on `dedup.enabled_tables` and `dedup.collections`: queues a
-/// relcache invalidation of the changed table, which empties every backend's
-/// cache of configurations (this one at its next command, the others at commit).
+/// Statement trigger on the configuration tables: queues a relcache invalidation
+/// of the changed table, which empties every backend's configuration caches (this
+/// one at its next command, the others at commit).
 #[pg_trigger]
 fn _config_changed<'a>(
     trigger: &'a pgrx::PgTrigger<'a>,

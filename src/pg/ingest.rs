@@ -57,7 +57,7 @@ pub enum Action {
 
 /// The configuration of an enabled table; raises 55000 when it is not enabled.
 pub fn table_config(tbl: pg_sys::Oid) -> Rc<TableConfig> {
-    match config_cache::get(tbl) {
+    match enabled_table(tbl) {
         Some(cfg) => cfg,
         None => {
             let name = Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
@@ -75,9 +75,24 @@ pub fn table_config(tbl: pg_sys::Oid) -> Rc<TableConfig> {
     }
 }
 
+thread_local! {
+    static CONFIGS: std::cell::RefCell<config_cache::Kept<u32, TableConfig>> =
+        std::cell::RefCell::new(config_cache::Kept::default());
+}
+
+/// The configuration of `tbl` (kept per backend, see `config_cache`), or None when
+/// it is not enabled (not cached: that is an error or a trigger left behind).
+pub fn enabled_table(tbl: pg_sys::Oid) -> Option<Rc<TableConfig>> {
+    config_cache::get_or(&CONFIGS, tbl.to_u32(), || {
+        let cfg = read_table_config(tbl)?;
+        config_cache::watch(tbl);
+        Some(cfg)
+    })
+}
+
 /// Reads an enabled table's row of `dedup.enabled_tables` and its collection, or
 /// None when the table is not enabled.
-pub(crate) fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
+fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
     type Row = (String, String, String, Option<String>, String, Columns);
     let row: Option<Row> = Spi::connect(|c| {
         let t = cache::select(

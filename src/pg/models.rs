@@ -72,19 +72,16 @@ pub fn weigh_pair(a: &dyn StoredDoc, b: &dyn StoredDoc, coll: &Collection) -> (W
 pub struct Authorities(HashMap<String, f64>);
 
 thread_local! {
-    static AUTHORITIES: RefCell<crate::pg::cache::StmtMap<i32, Rc<Authorities>>> =
-        RefCell::new(crate::pg::cache::StmtMap::default());
+    static AUTHORITIES: RefCell<crate::pg::config_cache::Kept<i32, Authorities>> =
+        RefCell::new(crate::pg::config_cache::Kept::default());
 }
 
 impl Authorities {
-    /// The collection's authorities, read once per statement.
+    /// The collection's authorities, kept per backend until `dedup.sources` or
+    /// `dedup.collections` changes (see `config_cache`).
     pub fn cached(coll: &Collection) -> Rc<Authorities> {
-        if let Some(a) = crate::pg::cache::with(&AUTHORITIES, |m| m.get(&coll.id).cloned()) {
-            return a;
-        }
-        let a = Rc::new(Authorities::load(coll));
-        crate::pg::cache::with(&AUTHORITIES, |m| m.insert(coll.id, a.clone()));
-        a
+        crate::pg::config_cache::get_or(&AUTHORITIES, coll.id, || Some(Authorities::load(coll)))
+            .unwrap_or_else(|| Rc::new(Authorities(HashMap::new())))
     }
 
     pub fn load(coll: &Collection) -> Self {

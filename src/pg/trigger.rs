@@ -161,7 +161,7 @@ fn _trigger<'a>(
     let Ok(tbl) = trigger.relid() else {
         return Ok(Some(unchanged()));
     };
-    let Some(cfg) = crate::pg::config_cache::get(tbl) else {
+    let Some(cfg) = ingest::enabled_table(tbl) else {
         return Ok(Some(unchanged()));
     };
     let row = Row {

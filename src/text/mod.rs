@@ -215,7 +215,7 @@ pub fn analyze(
     let vis = visible(body);
     let text: &str = &vis.text;
 
-    let mut stems = Stems::new(opts);
+    let mut stems = Stems::for_text(opts, text.len());
     let mut counts: Vec<u32> = Vec::new();
     let mut words: u32 = 0;
     let mut sentences = Vec::new();

@@ -228,13 +228,20 @@ pub(crate) struct Stems<'t> {
 
 impl<'t> Stems<'t> {
     pub(crate) fn new(opts: &AnalyzeOptions) -> Self {
+        Self::for_text(opts, 0)
+    }
+
+    /// Sized for a text of `bytes` bytes (about one distinct token per 12 bytes of
+    /// news prose), so that the maps are not grown and rehashed token by token.
+    pub(crate) fn for_text(opts: &AnalyzeOptions, bytes: usize) -> Self {
+        let n = (bytes / 12).min(1 << 16);
         Stems {
             opts: *opts,
-            cache: FastMap::default(),
-            ids: FastMap::default(),
-            stems: Vec::new(),
-            norm_buf: String::new(),
-            norm_ends: Vec::new(),
+            cache: FastMap::with_capacity_and_hasher(n, Default::default()),
+            ids: FastMap::with_capacity_and_hasher(n, Default::default()),
+            stems: Vec::with_capacity(n),
+            norm_buf: String::with_capacity(bytes.min(1 << 20)),
+            norm_ends: Vec::with_capacity(n),
         }
     }
 
