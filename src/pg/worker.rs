@@ -18,7 +18,9 @@
 //!
 //! Nothing is lost if no worker can start (all `max_worker_processes` slots busy)
 //! or a worker fails: the rows stay pending, and an insert that finds twice the
-//! batch pending folds them itself.
+//! batch pending folds them itself. A worker waits at most 100 ms for a row lock
+//! ([`yield_locks`]), so it gives way to users' statements instead of deadlocking
+//! with them.
 
 use pgrx::bgworkers::SignalWakeFlags;
 use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime};
@@ -133,16 +135,35 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
                 .ok()
                 .and_then(|t| t.first().get::<bool>(1).ok().flatten())
                 .unwrap_or(false);
-            got.then(|| crate::pg::collections::fold_terms(c, coll_id))
+            got.then(|| {
+                yield_locks(c);
+                crate::pg::collections::fold_terms(c, coll_id)
+            })
         })
     });
     if let Some(folded) = folded {
         BackgroundWorker::transaction(|| {
             Spi::connect_mut(|c| {
+                yield_locks(c);
                 crate::pg::collections::settle_pending(c, coll_id, folded);
                 c.update("SELECT pg_advisory_unlock($1)", None, &[lock.into()])
                     .ok();
             })
         });
     }
+}
+
+/// Makes the worker, not a user's statement, give way on a row lock: a
+/// multi-row DELETE with unbatched statistics locks term rows document by
+/// document, out of the fold's term order, and the two used to deadlock (the
+/// deadlock detector, after `deadlock_timeout`, could pick the user's statement).
+/// After 100 ms the fold fails with 55P03, its transaction rolls back, the rows
+/// stay pending, and a later fold takes them.
+fn yield_locks(c: &mut pgrx::spi::SpiClient<'_>) {
+    c.update(
+        "SELECT set_config('lock_timeout', '100ms', true)",
+        None,
+        &[],
+    )
+    .ok();
 }
