@@ -40,6 +40,9 @@ thread_local! {
     /// The configuration tables and every enabled table read so far, by OID.
     static WATCHED: RefCell<HashSet<u32>> = RefCell::new(HashSet::new());
     static REGISTERED: Cell<bool> = const { Cell::new(false) };
+    /// The epoch at which the configuration tables' OIDs were last looked up (they
+    /// change if the extension is dropped and created again).
+    static LEARNED: Cell<Option<u64>> = const { Cell::new(None) };
 }
 
 /// A map kept across statements while no invalidation arrives (see the module
@@ -122,16 +125,21 @@ fn keepable() -> bool {
 }
 
 /// Registers the relcache callback once per backend, and watches the
-/// configuration tables.
+/// configuration tables (looked up again after every invalidation, in case the
+/// extension was dropped and created again).
 fn register() {
-    if REGISTERED.with(|r| r.replace(true)) {
+    if !REGISTERED.with(|r| r.replace(true)) {
+        // SAFETY: registers a static function once per backend; it only touches
+        // thread-local cells and cannot raise. Registered before the lookup below,
+        // so no invalidation is missed in between (with nothing watched yet, every
+        // one counts).
+        unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(on_relcache), pg_sys::Datum::from(0)) };
+    }
+    let epoch = EPOCH.with(|e| e.get());
+    if LEARNED.with(|l| l.get()) == Some(epoch) {
         return;
     }
-    // SAFETY: registers a static function once per backend; it only touches
-    // thread-local cells and cannot raise. Registered before the lookup below, so
-    // no invalidation is missed in between (with nothing watched yet, every one
-    // counts).
-    unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(on_relcache), pg_sys::Datum::from(0)) };
+    LEARNED.with(|l| l.set(Some(epoch)));
     let oids: Vec<Option<pg_sys::Oid>> = Spi::connect(|c| {
         let t = cache::select(
             c,
