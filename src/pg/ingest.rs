@@ -232,7 +232,7 @@ fn judge(model: Option<&Loaded>, new: &Weighted, cands: &[(Candidate, Weighted)]
 
 /// Everything the trigger needs for one row.
 pub struct Checked {
-    /// The new document's stored form (when `commit`).
+    /// The new document's stored form (when it was added to the statistics).
     pub doc: Option<DocumentDatum>,
     pub sig: Option<Signature>,
     pub original: Option<String>,
@@ -241,8 +241,20 @@ pub struct Checked {
     pub judged: Vec<Judged>,
 }
 
-/// Checks one document against a table. With `commit`, it serialises on the
-/// signature keys (transaction-scoped advisory locks, taken in key order before the
+/// What [`check`] does with the collection statistics.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Store {
+    /// Nothing: `is_duplicate`, `find_original`.
+    Nothing,
+    /// The document is added (the trigger's rows that are stored).
+    Always,
+    /// Added unless it duplicates a row (action `'skip'`, whose duplicates are not
+    /// stored).
+    UnlessDuplicate,
+}
+
+/// Checks one document against a table. Unless `store` is [`Store::Nothing`], it
+/// serialises on the signature keys (transaction-scoped advisory locks, taken in key order before the
 /// candidate lookup, so of two concurrent near-identical inserts the second sees the
 /// first) and adds the document to the collection statistics.
 pub fn check(
@@ -250,8 +262,9 @@ pub fn check(
     doc: Document,
     model: Option<&str>,
     self_key: Option<&str>,
-    commit: bool,
+    store: Store,
 ) -> Checked {
+    let commit = store != Store::Nothing;
     let model: Option<Rc<Loaded>> = model.map(models::model);
     let opts = options_of(&cfg.coll);
     // One weigher for the new document and its candidates: the statistics of their
@@ -275,7 +288,8 @@ pub fn check(
     let cands = find_candidates(cfg, &sig, self_key, &mut weigher, &auth);
     let judged = judge(model.as_deref(), &new, &cands);
     let d = decide::choose(&judged);
-    let stored = commit.then(|| {
+    let add = store == Store::Always || (store == Store::UnlessDuplicate && d.original.is_none());
+    let stored = add.then(|| {
         collections::add(cfg.coll.id, new.doc());
         // Kept under the bytes it is stored as: the next inserts of a story compare
         // with it without reading it back.
@@ -327,7 +341,8 @@ fn over_limit(body: &str, title: Option<&str>) -> bool {
 /// The trigger's per-row work (`dedup._trigger()`, src/pg/trigger.rs): a NULL
 /// body is stored and never matches; a text over `dedup.max_document_bytes` is
 /// stored unchecked with a WARNING; anything else is checked and added to the
-/// collection statistics.
+/// collection statistics as `store` says.
+#[allow(clippy::too_many_arguments)]
 pub fn check_row(
     cfg: &TableConfig,
     body: Option<&str>,
@@ -336,6 +351,7 @@ pub fn check_row(
     source: Option<&str>,
     model: Option<&str>,
     self_key: Option<&str>,
+    store: Store,
 ) -> Checked {
     let unchecked = Checked {
         doc: None,
@@ -362,7 +378,7 @@ pub fn check_row(
     }
     let doc = analyze(cfg, body, title, published_at, source);
     let model = model.or(cfg.model.as_deref());
-    check(cfg, doc, model, self_key, true)
+    check(cfg, doc, model, self_key, store)
 }
 
 /// Removes a stored document from its table's collection statistics.
@@ -392,7 +408,7 @@ pub fn _is_duplicate(
         return false;
     }
     let doc = analyze(&cfg, body, title, published_at, source);
-    check(&cfg, doc, cfg.model.as_deref(), None, false)
+    check(&cfg, doc, cfg.model.as_deref(), None, Store::Nothing)
         .original
         .is_some()
 }
@@ -411,7 +427,13 @@ pub fn _find_original(
     ),
 > {
     let cfg = table_config(tbl);
-    let c = check(&cfg, doc.decode(), cfg.model.as_deref(), None, false);
+    let c = check(
+        &cfg,
+        doc.decode(),
+        cfg.model.as_deref(),
+        None,
+        Store::Nothing,
+    );
     let mut rows: Vec<(String, verdict, f64)> = c
         .judged
         .into_iter()

@@ -203,17 +203,19 @@ fn _trigger<'a>(
         source.as_deref(),
         model.as_deref(),
         self_key.as_deref(),
+        // A duplicate that 'skip' keeps out of the table stays out of its
+        // statistics too.
+        if cfg.action == Action::Skip && !is_update {
+            ingest::Store::UnlessDuplicate
+        } else {
+            ingest::Store::Always
+        },
     );
 
     if let (Some(original), false) = (&checked.original, is_update) {
         match cfg.action {
             Action::Mark => {}
             Action::Skip => {
-                // The row is not stored, so its document leaves the statistics the
-                // check added it to.
-                if let Some(d) = &checked.doc {
-                    ingest::forget(&cfg, d);
-                }
                 reject(&cfg, new_tuple, desc, data, original, &checked);
                 return Ok(None);
             }
