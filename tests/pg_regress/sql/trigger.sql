@@ -25,6 +25,13 @@ INSERT INTO typed VALUES ('00000000-0000-0000-0000-000000000004', 'Пусто', 
 SELECT id, dedup_doc IS NULL AS no_doc, dedup_sig IS NULL AS no_sig, dedup_verdict FROM typed
 WHERE id = '00000000-0000-0000-0000-000000000004';
 
+-- An empty body and a body of punctuation only: stored, never duplicates of each other.
+INSERT INTO typed VALUES ('00000000-0000-0000-0000-00000000000a', 'Пусто', '', NULL, NULL, NULL),
+                         ('00000000-0000-0000-0000-00000000000b', 'Знаки', '... !!! ---', NULL, NULL, NULL);
+SELECT id, dedup_doc IS NULL AS no_doc, duplicate_of, dedup_verdict FROM typed
+WHERE id IN ('00000000-0000-0000-0000-00000000000a', '00000000-0000-0000-0000-00000000000b') ORDER BY id;
+DELETE FROM typed WHERE id IN ('00000000-0000-0000-0000-00000000000a', '00000000-0000-0000-0000-00000000000b');
+
 -- Another session changes the table's action; this session's next insert obeys it
 -- (the change empties every backend's cached configuration).
 \! psql -X -q -d pg_dedup_regress -c "UPDATE dedup.enabled_tables SET action = 'skip' WHERE tbl = 'typed'::regclass"
