@@ -2,8 +2,9 @@
 # The test command: installs what is missing, then runs every tier.
 #   1. unit tests and #[pg_test]s: cargo pgrx test, as the postgres user
 #   2. pg_regress golden files (tests/pg_regress) against a throwaway cluster
-#   3. concurrency: real concurrent connections (pgbench) against the same cluster
-# Usage: scripts/test.sh [unit|regress|all]   (default all; regress includes 3)
+#   3. isolation specs (tests/isolation, pg_isolation_regress): scripted interleavings
+#   4. concurrency: real concurrent connections (pgbench) against the same cluster
+# Usage: scripts/test.sh [unit|regress|all]   (default all; regress includes 3 and 4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -42,6 +43,18 @@ if [[ $what == all || $what == regress ]]; then
     --dbname=pg_dedup_regress $tests || status=$?
   if [ $status -ne 0 ]; then
     cat "$out/regression.diffs" 2>/dev/null | head -200
+    exit $status
+  fi
+  echo "== isolation (tests/isolation: scripted interleavings of two sessions)"
+  iso_out="$WORK/isolation-out"
+  rm -rf "$iso_out"; mkdir -p "$iso_out"; chown postgres:postgres "$iso_out"
+  specs=$(cd tests/isolation/specs && ls *.spec | sed 's/\.spec$//' | sort)
+  sudo -u postgres /usr/lib/postgresql/15/lib/pgxs/src/test/isolation/pg_isolation_regress \
+    --host="$WORK/regress" --port="$PORT" --user=postgres \
+    --inputdir="$ROOT/tests/isolation" --outputdir="$iso_out" \
+    --dbname=pg_dedup_isolation --load-extension=pg_dedup $specs || status=$?
+  if [ $status -ne 0 ]; then
+    cat "$iso_out/regression.diffs" 2>/dev/null | head -200
     exit $status
   fi
   echo "== concurrency (tests/concurrency, 8 concurrent sessions each)"
