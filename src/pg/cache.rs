@@ -157,6 +157,20 @@ pub fn select<'c>(
         .unwrap_or_else(|e| crate::pg::spi_err(e))
 }
 
+/// Runs a reading query through its kept plan in SPI's non-read-only mode, which
+/// takes a new snapshot for it: under READ COMMITTED it sees rows that other
+/// transactions committed after the statement began (for instance while this one
+/// waited for a lock), and every row this transaction wrote before it. It marks the
+/// transaction as writing (assigns its xid), so it is only for callers that write.
+pub fn select_fresh<'c>(
+    c: &mut SpiClient<'c>,
+    sql: &str,
+    limit: Option<i64>,
+    args: &[DatumWithOid<'_>],
+) -> SpiTupleTable<'c> {
+    update(c, sql, limit, args)
+}
+
 /// Runs a writing query through its kept plan.
 pub fn update<'c>(
     c: &mut SpiClient<'c>,

@@ -170,11 +170,14 @@ struct Candidate {
 
 /// The rows whose signatures match `sig`, best first, each weighed (through the
 /// backend document cache: a candidate seen before is neither decompressed nor
-/// decoded again).
+/// decoded again). With `fresh` (a writer holding the signature locks) the query
+/// takes a new snapshot, so it sees a near-identical row that a concurrent writer
+/// committed while this one waited for the locks.
 fn find_candidates(
     cfg: &TableConfig,
     sig: &Signature,
     self_key: Option<&str>,
+    fresh: bool,
     weigher: &mut Weigher,
     auth: &Authorities,
 ) -> Vec<(Candidate, Weighted)> {
@@ -188,13 +191,13 @@ fn find_candidates(
         key = cfg.key,
         t = cfg.tname
     );
-    Spi::connect(|c| {
-        let t = cache::select(
-            c,
-            sql.as_str(),
-            None,
-            &[SignatureDatum::from_signature(sig).into(), self_key.into()],
-        );
+    Spi::connect_mut(|c| {
+        let args = [SignatureDatum::from_signature(sig).into(), self_key.into()];
+        let t = if fresh {
+            cache::select_fresh(c, sql.as_str(), None, &args)
+        } else {
+            cache::select(c, sql.as_str(), None, &args)
+        };
         // The documents stay in SPI memory, and are read, while the rows are alive.
         let rows: Vec<(Candidate, DocRef)> = t
             .into_iter()
@@ -274,18 +277,10 @@ pub fn check(
     let (new, new_read_at) = weigher.weigh_read_at(doc);
     let new = models::with_authority(new, &auth);
     let sig = crate::signature::signature(new.doc(), &new.w.body, &opts);
-    if commit && !sig.keys.is_empty() {
-        let keys: Vec<i32> = sig.keys.iter().map(|&k| k as i32).collect();
-        Spi::connect_mut(|c| {
-            cache::update(
-                c,
-                "SELECT pg_advisory_xact_lock($1, k) FROM unnest($2::int4[]) AS k ORDER BY k",
-                None,
-                &[cfg.coll.id.into(), keys.into()],
-            );
-        });
+    if commit {
+        lock_keys(cfg.coll.id, &sig.keys);
     }
-    let cands = find_candidates(cfg, &sig, self_key, &mut weigher, &auth);
+    let cands = find_candidates(cfg, &sig, self_key, commit, &mut weigher, &auth);
     let judged = judge(model.as_deref(), &new, &cands);
     let d = decide::choose(&judged);
     let add = store == Store::Always || (store == Store::UnlessDuplicate && d.original.is_none());
@@ -308,6 +303,38 @@ pub fn check(
             None
         },
         judged,
+    }
+}
+
+/// Takes, in ascending key order, the transaction-scoped exclusive advisory lock
+/// `pg_advisory_xact_lock(coll, key)` takes for every signature key (as `int4`),
+/// with no query: the same lock tag, mode and lock method.
+fn lock_keys(coll: i32, keys: &[u32]) {
+    let mut keys: Vec<i32> = keys.iter().map(|&k| k as i32).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    // SAFETY: MyDatabaseId is set for the life of a backend connected to a database.
+    let db = unsafe { pg_sys::MyDatabaseId }.to_u32();
+    for k in keys {
+        // SET_LOCKTAG_INT32 (utils/adt/lockfuncs.c): field4 = 2 marks the two-int4 form.
+        let tag = pg_sys::LOCKTAG {
+            locktag_field1: db,
+            locktag_field2: coll as u32,
+            locktag_field3: k as u32,
+            locktag_field4: 2,
+            locktag_type: pg_sys::LockTagType::LOCKTAG_ADVISORY as u8,
+            locktag_lockmethodid: pg_sys::USER_LOCKMETHOD as u8,
+        };
+        // SAFETY: a valid tag; LockAcquire reports a deadlock or lack of shared
+        // memory with ereport, which pgrx's guard turns into a Rust unwind.
+        unsafe {
+            pg_sys::LockAcquire(
+                &tag,
+                pg_sys::ExclusiveLock as pg_sys::LOCKMODE,
+                false,
+                false,
+            );
+        }
     }
 }
 
