@@ -41,12 +41,14 @@ CREATE TABLE dedup.term_stats (
 COMMENT ON TABLE dedup.term_stats IS 'df (documents holding the term) and cf (occurrences) per term and collection';
 
 -- Documents added or removed but not yet folded into term_stats (dedup.stats_batch > 1).
+-- Written once per inserted row, so it carries nothing a row does not need: no key
+-- (the fold takes every committed row of a collection) and no CHECK (sign is +1 for
+-- an added document, -1 for a removed one; only src/pg/collections.rs writes it).
 CREATE TABLE dedup.term_stats_pending (
-    id             bigserial PRIMARY KEY,
     collection_id  int NOT NULL,
     terms          text[] NOT NULL,
     tfs            int8[] NOT NULL,
-    sign           int2 NOT NULL CHECK (sign IN (-1, 1))
+    sign           int2 NOT NULL
 );
 CREATE INDEX term_stats_pending_collection ON dedup.term_stats_pending (collection_id);
 -- A pending row holds a whole document's terms: lz4 where the server has it.
@@ -75,7 +77,6 @@ SELECT pg_catalog.pg_extension_config_dump('dedup.collections_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.collection_stats', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.term_stats', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.term_stats_pending', '');
-SELECT pg_catalog.pg_extension_config_dump('dedup.term_stats_pending_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.collection_tables', '');
 
 -- A readable view of the statistics.
