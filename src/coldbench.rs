@@ -68,7 +68,17 @@ mod tests {
     #[test]
     #[ignore]
     fn coldbench() {
-        let texts = texts(400);
+        // COLDBENCH_TEXTS names a file of texts separated by ASCII record separators
+        // (0x1E), to measure real documents instead of the synthetic ones.
+        let texts = match std::env::var("COLDBENCH_TEXTS") {
+            Ok(path) => std::fs::read_to_string(path)
+                .expect("COLDBENCH_TEXTS is readable")
+                .split('\u{1e}')
+                .filter(|t| !t.trim().is_empty())
+                .map(str::to_owned)
+                .collect(),
+            Err(_) => texts(400),
+        };
         let opts = AnalyzeOptions {
             lang: Lang::Auto,
             min_word_length: 2,

@@ -164,7 +164,7 @@ pub fn numbers(text: &str) -> Vec<String> {
 
 /// Sorted, unique terms with frequencies from stem ids; returns the terms and the
 /// map from stem id to term index.
-fn term_table(stems: &[std::rc::Rc<str>], counts: &[u32]) -> (Vec<TermFreq>, Vec<u32>) {
+fn term_table(stems: &[Term], counts: &[u32]) -> (Vec<TermFreq>, Vec<u32>) {
     let mut order: Vec<usize> = (0..stems.len()).collect();
     order.sort_unstable_by(|&a, &b| stems[a].cmp(&stems[b]));
     let mut remap = vec![0u32; stems.len()];
@@ -176,7 +176,7 @@ fn term_table(stems: &[std::rc::Rc<str>], counts: &[u32]) -> (Vec<TermFreq>, Vec
         }
         remap[id] = u32::try_from(terms.len()).unwrap_or(u32::MAX);
         terms.push(TermFreq {
-            term: Term::from(&*stems[id]),
+            term: stems[id].clone(),
             tf,
         });
     }

@@ -9,6 +9,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 
 use super::stopwords::is_stop_word;
 use super::{AnalyzeOptions, Lang};
+use crate::document::Term;
 
 /// Writes the normalised form of `word` into `out` (cleared first): lower case,
 /// `ё` folded to `е`, `’`/`ʼ`/`‘` folded to `'`, and soft hyphens, zero-width
@@ -120,7 +121,7 @@ fn stemmer_for(lang: Lang, word: &str) -> Option<&'static Stemmer> {
 enum Known {
     NotWord,
     Dropped,
-    Kept(std::rc::Rc<str>),
+    Kept(Term),
 }
 
 /// Words remembered across calls before the memo starts over (about 60 MB at most).
@@ -135,7 +136,7 @@ thread_local! {
     /// Normalised word → outcome, for the options it was computed under. News
     /// vocabulary is Zipfian: after a few hundred documents nearly every word of a
     /// new one is here, and stemming (a fifth of `analyze`) is skipped.
-    static KNOWN: std::cell::RefCell<(Option<AnalyzeOptions>, FastMap<String, Known>)> =
+    static KNOWN: std::cell::RefCell<(Option<AnalyzeOptions>, FastMap<Term, Known>)> =
         std::cell::RefCell::new((None, FastMap::default()));
 }
 
@@ -178,7 +179,7 @@ fn known(opts: &AnalyzeOptions, raw: &str, word: &str) -> Known {
             k.1.clear();
             k.0 = Some(*opts);
         }
-        k.1.insert(word.to_owned(), out.clone());
+        k.1.insert(Term::from(word), out.clone());
     });
     out
 }
@@ -204,7 +205,8 @@ pub(crate) struct Token {
 /// Per-call stemming state. Tokens are cached by their raw spelling, borrowed from
 /// the analysed text, so a repeated word costs one hash lookup and no allocation;
 /// a word new to the call is looked up in the thread's memo ([`known`]) before it
-/// is stemmed. Stems are shared with the memo (`Rc<str>`), and the normalised
+/// is stemmed. Stems are inline strings (`CompactString`: no allocation and no
+/// pointer to chase for a stem of up to 24 bytes), and the normalised
 /// spellings live in one buffer, so a distinct word costs no allocation of its own
 /// once the memo knows it.
 /// The cache also keeps each spelling's normalised form, so `analyze` hashes the
@@ -218,9 +220,9 @@ pub(crate) struct Token {
 pub(crate) struct Stems<'t> {
     opts: AnalyzeOptions,
     cache: FastMap<&'t str, Token>,
-    ids: FastMap<std::rc::Rc<str>, u32>,
+    ids: FastMap<Term, u32>,
     /// Distinct stems, indexed by id (ids are given in order of first appearance).
-    pub(crate) stems: Vec<std::rc::Rc<str>>,
+    pub(crate) stems: Vec<Term>,
     /// Normalised spellings, concatenated; `norm_ends[i]` ends the i-th.
     norm_buf: String,
     norm_ends: Vec<u32>,
@@ -286,7 +288,7 @@ impl<'t> Stems<'t> {
         Token { outcome, norm }
     }
 
-    fn intern(&mut self, stem: std::rc::Rc<str>) -> u32 {
+    fn intern(&mut self, stem: Term) -> u32 {
         if let Some(id) = self.ids.get(&stem) {
             return *id;
         }
@@ -369,10 +371,10 @@ mod tests {
         for _ in 0..2 {
             let mut a = Stems::new(&auto);
             assert!(matches!(a.token("Книгами").outcome, Outcome::Kept(_)));
-            assert_eq!(a.stems, vec![std::rc::Rc::from("книг")]);
+            assert_eq!(a.stems, vec![Term::from("книг")]);
             let mut s = Stems::new(&simple);
             s.token("Книгами");
-            assert_eq!(s.stems, vec![std::rc::Rc::from("книгами")]);
+            assert_eq!(s.stems, vec![Term::from("книгами")]);
             let mut l = Stems::new(&long);
             assert_eq!(l.token("Книгами").outcome, Outcome::Dropped);
             assert_eq!(l.token("2024").outcome, Outcome::NotWord);
@@ -394,6 +396,6 @@ mod tests {
         assert_eq!(st.token("и").outcome, Outcome::Dropped);
         assert_eq!(st.token("2024").outcome, Outcome::NotWord);
         assert_eq!(st.token("ab").outcome, Outcome::Dropped);
-        assert_eq!(st.stems, vec![std::rc::Rc::from("книг")]);
+        assert_eq!(st.stems, vec![Term::from("книг")]);
     }
 }
