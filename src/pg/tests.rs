@@ -205,6 +205,17 @@ mod tests {
         }
         set_preload_limit(300_000);
         assert!(runs[0].iter().any(|w| w.starts_with("вертолет=")));
+        // The whole read turns index scans off for its own query only.
+        for setting in ["on", "off"] {
+            Spi::run(&format!("SET enable_indexscan = {setting}"))?;
+            clear_backend_cache();
+            Spi::get_one::<Vec<String>>(q)?;
+            assert_eq!(
+                Spi::get_one::<String>("SELECT current_setting('enable_indexscan')")?.as_deref(),
+                Some(setting)
+            );
+        }
+        Spi::run("RESET enable_indexscan")?;
         for r in &runs[1..] {
             assert_eq!(r, &runs[0]);
         }
