@@ -913,7 +913,8 @@ fn apply(coll_id: i32, doc: &Document, sign: i64) {
     Spi::connect_mut(|c| {
         let t = if !terms.is_empty() && batch > 1 {
             // The trigger's commonest case: the document's pending row and the
-            // collection row in one statement.
+            // collection row in one statement. A data-modifying CTE runs whether or
+            // not it is referenced, and inserts exactly one row.
             let args: [DatumWithOid; 6] = [
                 coll_id.into(),
                 len.into(),
@@ -925,11 +926,10 @@ fn apply(coll_id: i32, doc: &Document, sign: i64) {
             cache::update(
                 c,
                 "WITH p AS (INSERT INTO dedup.term_stats_pending (collection_id, terms, tfs, sign) \
-                            VALUES ($1, $4, $5, $6) RETURNING 1) \
+                            VALUES ($1, $4, $5, $6)) \
                  UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $3, 0), \
                  total_len = greatest(total_len + $2 * $3, 0), \
-                 changes_since_recompute = changes_since_recompute + 1, \
-                 pending = pending + (SELECT count(*) FROM p) \
+                 changes_since_recompute = changes_since_recompute + 1, pending = pending + 1 \
                  WHERE collection_id = $1 RETURNING pending",
                 None,
                 &args,
