@@ -11,6 +11,7 @@ use crate::pg::cache;
 use crate::pg::collections::{self, Collection, Weigher};
 use crate::pg::config_cache;
 use crate::pg::models::{self, verdict, Authorities, Loaded, Weighted};
+use crate::pg::scan;
 use crate::pg::signature::options_of;
 use crate::pg::types::{DocRef, DocumentDatum, SignatureDatum, StoredDoc};
 use crate::pg::{raise, raise_with};
@@ -35,6 +36,9 @@ pub struct TableConfig {
     /// Column names, unquoted, as `enable` recorded them (the trigger's view).
     pub columns: Columns,
     pub action: Action,
+    /// How to look candidates up without a query (None: the table's signature
+    /// index is missing or unusable, and the SQL form runs).
+    pub scan: Option<scan::Target>,
 }
 
 /// The columns `enable` was given, and the primary key.
@@ -134,6 +138,7 @@ fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
         "error" => Action::Error,
         _ => Action::Mark,
     };
+    let scan = scan_target(tbl, &columns.key);
     Some(TableConfig {
         tbl,
         tname,
@@ -142,6 +147,51 @@ fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
         model,
         columns,
         action,
+        scan,
+    })
+}
+
+/// The signature index and columns a direct candidate lookup reads (see
+/// `pg::scan`), or None when the table has no valid, whole-column GIN index with
+/// `dedup.signature_ops` on `dedup_sig`.
+fn scan_target(tbl: pg_sys::Oid, key_column: &str) -> Option<scan::Target> {
+    Spi::connect(|c| {
+        let t = cache::select(
+            c,
+            "SELECT i.indexrelid, o.oprcode::oid, k.attnum, d.attnum, s.attnum, u.attnum, k.atttypid, k.attcollation \
+             FROM pg_catalog.pg_attribute k \
+             JOIN pg_catalog.pg_attribute d ON d.attrelid = k.attrelid AND d.attname = 'dedup_doc' AND NOT d.attisdropped \
+             JOIN pg_catalog.pg_attribute s ON s.attrelid = k.attrelid AND s.attname = 'dedup_sig' AND NOT s.attisdropped \
+             JOIN pg_catalog.pg_attribute u ON u.attrelid = k.attrelid AND u.attname = 'duplicate_of' AND NOT u.attisdropped \
+             JOIN pg_catalog.pg_index i ON i.indrelid = k.attrelid AND i.indnatts = 1 AND i.indkey[0] = s.attnum \
+                  AND i.indisvalid AND i.indisready AND i.indpred IS NULL AND i.indexprs IS NULL \
+             JOIN pg_catalog.pg_opclass oc ON oc.oid = i.indclass[0] AND oc.opcname = 'signature_ops' \
+             JOIN pg_catalog.pg_namespace ns ON ns.oid = oc.opcnamespace AND ns.nspname = 'dedup' \
+             JOIN pg_catalog.pg_am am ON am.oid = oc.opcmethod AND am.amname = 'gin' \
+             JOIN pg_catalog.pg_operator o ON o.oprname = '%' AND o.oprnamespace = ns.oid \
+                  AND o.oprleft = s.atttypid AND o.oprright = s.atttypid \
+             WHERE k.attrelid = $1 AND k.attname = $2 AND NOT k.attisdropped AND u.atttypid = k.atttypid \
+               AND s.atttypid = 'dedup.signature'::regtype AND d.atttypid = 'dedup.document'::regtype \
+             ORDER BY i.indexrelid LIMIT 1",
+            Some(1),
+            &[tbl.into(), key_column.into()],
+        );
+        if t.is_empty() {
+            return None;
+        }
+        let r = t.first();
+        let oid = |i: usize| r.get::<pg_sys::Oid>(i).ok().flatten();
+        let att = |i: usize| r.get::<i16>(i).ok().flatten();
+        Some(scan::Target {
+            index: oid(1)?,
+            match_proc: oid(2)?,
+            key_att: att(3)?,
+            doc_att: att(4)?,
+            sig_att: att(5)?,
+            dup_att: att(6)?,
+            key_type: oid(7)?,
+            key_collation: oid(8)?,
+        })
     })
 }
 
@@ -184,10 +234,47 @@ fn find_candidates(
     if sig.keys.is_empty() {
         return Vec::new();
     }
+    if let Some(target) = &cfg.scan {
+        let found = scan::candidates(
+            target,
+            cfg.tbl,
+            sig,
+            self_key,
+            fresh,
+            MAX_CANDIDATES as usize,
+        );
+        // SAFETY: each document is a non-null copy of a `dedup.document` varlena in
+        // the current memory context, alive for the rest of the row's check.
+        let rows: Vec<(scan::Found, DocRef)> = found
+            .into_iter()
+            .filter_map(|f| {
+                let d =
+                    unsafe { DocRef::from_polymorphic_datum(f.doc, false, pg_sys::InvalidOid) }?;
+                Some((f, d))
+            })
+            .collect();
+        let refs: Vec<&dyn StoredDoc> = rows.iter().map(|(_, d)| d as &dyn StoredDoc).collect();
+        let weighed = weigher.weigh_stored(&refs);
+        return rows
+            .into_iter()
+            .zip(weighed)
+            .map(|((f, _), w)| {
+                (
+                    Candidate {
+                        key: f.key,
+                        duplicate_of: f.duplicate_of,
+                    },
+                    models::with_authority(w, auth),
+                )
+            })
+            .collect();
+    }
+    // The tie-break is the key column's own order (`r.key`: a bare `key` would name
+    // the first output column, the key as text, and sort 10 before 9).
     let sql = format!(
-        "SELECT {key}::text, dedup_doc, duplicate_of::text FROM {t} \
-         WHERE dedup_sig OPERATOR(dedup.%) $1 AND dedup_doc IS NOT NULL AND ($2::text IS NULL OR {key}::text <> $2) \
-         ORDER BY dedup.shared_keys(dedup_sig, $1) DESC, {key} LIMIT {MAX_CANDIDATES}",
+        "SELECT r.{key}::text, r.dedup_doc, r.duplicate_of::text FROM {t} AS r \
+         WHERE r.dedup_sig OPERATOR(dedup.%) $1 AND r.dedup_doc IS NOT NULL AND ($2::text IS NULL OR r.{key}::text <> $2) \
+         ORDER BY dedup.shared_keys(r.dedup_sig, $1) DESC, r.{key} LIMIT {MAX_CANDIDATES}",
         key = cfg.key,
         t = cfg.tname
     );

@@ -8,6 +8,7 @@ pub mod config_cache;
 pub mod document;
 pub mod ingest;
 pub mod models;
+pub mod scan;
 pub mod signature;
 pub mod tests;
 pub mod trigger;

@@ -72,3 +72,40 @@ SELECT dedup_doc IS NULL AS unchecked FROM typed WHERE id = '00000000-0000-0000-
 DROP TABLE typed;
 SELECT dedup.drop_collection('typed');
 DELETE FROM dedup.rejected;
+
+-- The trigger reads its candidates straight from the signature index and the heap
+-- pages it names. The same rows, inserted in the same order into a table whose
+-- index was dropped (the SQL form, by a sequential scan), get the same verdicts.
+-- Most rows here have more than the 50 candidates a row examines, so the order
+-- (shared keys, then the key's own order: 9 before 10) and the limit are compared too.
+CREATE TABLE via_index (id int PRIMARY KEY, body text);
+CREATE TABLE via_seqscan (id int PRIMARY KEY, body text);
+SELECT dedup.enable('via_index', 'body');
+SELECT dedup.enable('via_seqscan', 'body');
+DROP INDEX via_seqscan_dedup_sig_idx;
+CREATE TEMP TABLE probe AS
+SELECT i, CASE WHEN i % 10 = 0 THEN format('Сборная по хоккею выиграла матч %s со счетом 3:%s, тренер доволен игрой команды и болельщиков.', i, i % 3)
+       ELSE 'Правительство Москвы объявило о строительстве новой линии метро, которая соединит районы Сокол и Марьино. '
+            'Работы начнутся весной и завершатся через три года. Стоимость проекта оценивается в 120 миллиардов рублей. '
+            || (ARRAY['Жители района рады.', 'Эксперты сомневаются в сроках.', 'Мэр посетил площадку.', 'Подрядчик уже выбран.', ''])[1 + i % 5]
+            || CASE WHEN i % 7 = 0 THEN ' Отдельно сообщается, что в городе откроются новые парки, школы и поликлиники для всех жителей.' ELSE '' END
+       END AS body
+FROM generate_series(1, 120) i;
+INSERT INTO via_index SELECT i, body FROM probe ORDER BY i;
+INSERT INTO via_seqscan SELECT i, body FROM probe ORDER BY i;
+SELECT dedup_verdict, count(*), count(DISTINCT duplicate_of) AS originals FROM via_index GROUP BY 1 ORDER BY 1;
+SELECT max(n) AS most_candidates FROM (
+    SELECT p.i, count(*) AS n FROM probe p JOIN via_index v ON v.dedup_sig OPERATOR(dedup.%) dedup.signature(dedup.to_document(p.body), 'via_index')
+    GROUP BY p.i) c;
+SELECT (SELECT count(*) FROM (SELECT id, duplicate_of, dedup_verdict FROM via_index
+                              EXCEPT ALL SELECT id, duplicate_of, dedup_verdict FROM via_seqscan) d) AS only_via_index,
+       (SELECT count(*) FROM (SELECT id, duplicate_of, dedup_verdict FROM via_seqscan
+                              EXCEPT ALL SELECT id, duplicate_of, dedup_verdict FROM via_index) d) AS only_via_seqscan;
+-- find_original and is_duplicate take the same path.
+SELECT (SELECT count(*) FROM probe p, dedup.find_original('via_index', dedup.to_document(p.body)) f) AS find_original_rows,
+       (SELECT count(*) FROM (SELECT p.i, f.* FROM probe p, dedup.find_original('via_index', dedup.to_document(p.body)) f
+                              EXCEPT ALL
+                              SELECT p.i, f.* FROM probe p, dedup.find_original('via_seqscan', dedup.to_document(p.body)) f) d) AS find_original_differs,
+       (SELECT count(*) FROM probe p WHERE dedup.is_duplicate('via_index', p.body) IS DISTINCT FROM dedup.is_duplicate('via_seqscan', p.body)) AS is_duplicate_differs;
+SELECT dedup.disable('via_index'), dedup.disable('via_seqscan');
+DROP TABLE via_index, via_seqscan, probe;
