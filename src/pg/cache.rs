@@ -101,9 +101,13 @@ use pgrx::datum::DatumWithOid;
 use pgrx::spi::{OwnedPreparedStatement, SpiClient, SpiTupleTable};
 use std::rc::Rc;
 
+/// A kept plan's key: SQL text, argument type OIDs, and whether it was prepared
+/// for a writing query.
+type PlanKey = (String, Vec<u32>, bool);
+
 thread_local! {
     /// Plans of the per-row queries, by SQL text and argument types.
-    static PLANS: RefCell<HashMap<(String, Vec<u32>, bool), Rc<OwnedPreparedStatement>>> =
+    static PLANS: RefCell<HashMap<PlanKey, Rc<OwnedPreparedStatement>>> =
         RefCell::new(HashMap::new());
 }
 

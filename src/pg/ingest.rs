@@ -220,9 +220,11 @@ struct Candidate {
 
 /// The rows whose signatures match `sig`, best first, each weighed (through the
 /// backend document cache: a candidate seen before is neither decompressed nor
-/// decoded again). With `fresh` (a writer holding the signature locks) the query
+/// decoded again). With `fresh` (a writer holding the signature locks) the lookup
 /// takes a new snapshot, so it sees a near-identical row that a concurrent writer
-/// committed while this one waited for the locks.
+/// committed while this one waited for the locks. The lookup reads the signature
+/// index directly (`pg::scan`); a table without a usable index runs the same
+/// search as a query.
 fn find_candidates(
     cfg: &TableConfig,
     sig: &Signature,
