@@ -123,6 +123,16 @@ def vm_hwm_kb(pid: int) -> tuple[int, int]:
     return hwm, rss
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a local process (a backend), or None when unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 # ---- 1. to_document ---------------------------------------------------------------------
 
 
@@ -601,6 +611,7 @@ def bench_ingest(db: DB, name: str, prefill: int, stream: list[dict], counts: di
     results = {}
     warm = {}
     bulk = {}
+    server_cpu = {}
     section = f"ingest into {prefill:,}{' ' + label if label else ''}"
     for kind in kinds:
         tbl = f"ing_{tag}{kind}" if kind != "trgm" else src
@@ -637,6 +648,10 @@ def bench_ingest(db: DB, name: str, prefill: int, stream: list[dict], counts: di
             if kind == "dedup":
                 c.execute("SET dedup.stats_batch = 1000")  # batched term statistics (README)
             sql = f"INSERT INTO {tbl} (id, title, body, published_at, source) VALUES (%s, %s, %s, %s, %s)"
+            # The backend's own CPU time over the first WARM inserts: what one core
+            # of the server spends per row, without the client and the round trips.
+            pid = c.info.backend_pid
+            cpu0 = cpu_seconds(pid)
             t_loop = time.perf_counter()
             for d in docs:
                 if len(lat) >= 10 and time.perf_counter() - t_loop > budget:
@@ -644,6 +659,14 @@ def bench_ingest(db: DB, name: str, prefill: int, stream: list[dict], counts: di
                 t = time.perf_counter()
                 c.execute(sql, (d["id"], d["title"], d["body"], d["published_at"], d["source"]), prepare=True)
                 lat.append(time.perf_counter() - t)
+                if len(lat) == min(WARM, len(docs)):
+                    cpu1 = cpu_seconds(pid)
+                    if cpu0 is not None and cpu1 is not None:
+                        server_cpu[kind] = (cpu1 - cpu0) / len(lat)
+            if kind not in server_cpu and lat and cpu0 is not None:
+                cpu1 = cpu_seconds(pid)  # the time budget ended the loop first
+                if cpu1 is not None:
+                    server_cpu[kind] = (cpu1 - cpu0) / len(lat)
         bulk_docs = stream[2 * WARM: 2 * WARM + BULK] if kind != "trgm" and counts[kind] >= 2 * WARM else []
         if bulk_docs:
             # One statement inserting BULK rows from a staging table, as a batch
@@ -697,6 +720,11 @@ def bench_ingest(db: DB, name: str, prefill: int, stream: list[dict], counts: di
         if base:
             row(section, f"plain INSERT, {when}: docs/s ({base[2]} inserts), p99 {base[1]:.2f} ms",
                 base[0], "", None, "docs/s")
+    for kind, what in (("dedup", "INSERT with the dedup trigger"), ("plain", "plain INSERT")):
+        if kind in server_cpu:
+            row(section, f"{what}, new connection: server CPU per insert (backend process, same inserts)",
+                server_cpu[kind] * 1e3, "", None, "ms", higher_better=False,
+                note=f"{1 / server_cpu[kind]:,.0f} inserts per server CPU-second" if server_cpu[kind] > 0 else "")
     if "dedup" in bulk:
         row(section, f"INSERT with the dedup trigger, one INSERT ... SELECT of {BULK:,} rows "
                      "(new connection): docs/s", bulk["dedup"], "plain INSERT ... SELECT",
