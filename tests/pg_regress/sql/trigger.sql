@@ -108,4 +108,23 @@ SELECT (SELECT count(*) FROM probe p, dedup.find_original('via_index', dedup.to_
                               SELECT p.i, f.* FROM probe p, dedup.find_original('via_seqscan', dedup.to_document(p.body)) f) d) AS find_original_differs,
        (SELECT count(*) FROM probe p WHERE dedup.is_duplicate('via_index', p.body) IS DISTINCT FROM dedup.is_duplicate('via_seqscan', p.body)) AS is_duplicate_differs;
 SELECT dedup.disable('via_index'), dedup.disable('via_seqscan');
+DROP TABLE via_index, via_seqscan;
+-- Text keys: their collation's order ('k10' before 'k9'), in both forms.
+CREATE TABLE via_index (id text COLLATE "C" PRIMARY KEY, body text);
+CREATE TABLE via_seqscan (id text COLLATE "C" PRIMARY KEY, body text);
+SELECT dedup.enable('via_index', 'body');
+SELECT dedup.enable('via_seqscan', 'body');
+DROP INDEX via_seqscan_dedup_sig_idx;
+INSERT INTO via_index SELECT 'k' || i, body FROM probe ORDER BY i;
+INSERT INTO via_seqscan SELECT 'k' || i, body FROM probe ORDER BY i;
+SELECT count(duplicate_of) AS duplicates,
+       (SELECT count(*) FROM (SELECT id, duplicate_of, dedup_verdict FROM via_index
+                              EXCEPT ALL SELECT id, duplicate_of, dedup_verdict FROM via_seqscan) d) AS only_via_index,
+       (SELECT count(*) FROM (SELECT id, duplicate_of, dedup_verdict FROM via_seqscan
+                              EXCEPT ALL SELECT id, duplicate_of, dedup_verdict FROM via_index) d) AS only_via_seqscan,
+       (SELECT count(*) FROM (SELECT p.i, f.* FROM probe p, dedup.find_original('via_index', dedup.to_document(p.body)) f
+                              EXCEPT ALL
+                              SELECT p.i, f.* FROM probe p, dedup.find_original('via_seqscan', dedup.to_document(p.body)) f) d) AS find_original_differs
+FROM via_index;
+SELECT dedup.disable('via_index'), dedup.disable('via_seqscan');
 DROP TABLE via_index, via_seqscan, probe;
