@@ -244,7 +244,134 @@ fn collection_state(id: i32) -> (CollectionStats, Option<i64>) {
     s
 }
 
+/// `dedup.collection_stats`, its primary key, and the attribute numbers of
+/// `n_docs`, `total_len` and `last_recompute`.
+#[derive(Clone, Copy)]
+struct StatsRelation {
+    rel: pg_sys::Oid,
+    pkey: pg_sys::Oid,
+    atts: [i32; 3],
+}
+
+thread_local! {
+    /// [`StatsRelation`], with the configuration epoch it was looked up at.
+    static STATS_RELATION: std::cell::Cell<Option<(u64, StatsRelation)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+fn stats_relation() -> Option<StatsRelation> {
+    let epoch = crate::pg::config_cache::epoch();
+    if let Some((e, r)) = STATS_RELATION.with(|c| c.get()) {
+        if e == epoch {
+            return Some(r);
+        }
+    }
+    let r = Spi::connect(|c| {
+        let t = cache::select(
+            c,
+            "SELECT 'dedup.collection_stats'::regclass::oid, 'dedup.collection_stats_pkey'::regclass::oid, \
+                    (SELECT array_agg(attnum::int4 ORDER BY array_position(ARRAY['n_docs', 'total_len', 'last_recompute'], attname::text)) \
+                     FROM pg_catalog.pg_attribute WHERE attrelid = 'dedup.collection_stats'::regclass \
+                       AND attname IN ('n_docs', 'total_len', 'last_recompute') AND NOT attisdropped)",
+            Some(1),
+            &[],
+        );
+        let r = t.first();
+        let atts = r.get::<Vec<i32>>(3).ok().flatten()?;
+        Some(StatsRelation {
+            rel: r.get::<pg_sys::Oid>(1).ok().flatten()?,
+            pkey: r.get::<pg_sys::Oid>(2).ok().flatten()?,
+            atts: [*atts.first()?, *atts.get(1)?, *atts.get(2)?],
+        })
+    })?;
+    STATS_RELATION.with(|c| c.set(Some((epoch, r))));
+    Some(r)
+}
+
+/// Microseconds from the Unix epoch to PostgreSQL's (2000-01-01).
+const POSTGRES_EPOCH_UNIX_US: i64 = 946_684_800_000_000;
+
+/// The collection row read through its primary key, without starting an executor
+/// (as a query it was about a thirtieth of a trigger insert's time). It sees what
+/// the query below would: the active snapshot, or, once the transaction has written,
+/// a new one after a command-counter increment (SPI's non-read-only mode, which
+/// pgrx picks for a transaction with an xid), so this transaction's own changes
+/// show.
 fn collection_state_uncached(id: i32) -> (CollectionStats, Option<i64>) {
+    // SAFETY: reads of the backend's transaction and snapshot state.
+    let (have_snapshot, fresh) = unsafe {
+        (
+            pg_sys::ActiveSnapshotSet(),
+            pg_sys::GetCurrentTransactionIdIfAny() != pg_sys::InvalidTransactionId
+                && !pg_sys::IsInParallelMode(),
+        )
+    };
+    if let Some(sr) = stats_relation().filter(|_| have_snapshot) {
+        // SAFETY: the relation and index OIDs are current for this configuration
+        // epoch; the snapshot is pushed and popped, the scan begun and ended, and
+        // the relation opened and closed, in pairs; the attributes are int8, int8
+        // and timestamptz (by value).
+        unsafe {
+            if fresh {
+                pg_sys::CommandCounterIncrement();
+                pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
+            }
+            let lock = pg_sys::AccessShareLock as pg_sys::LOCKMODE;
+            let rel = pg_sys::table_open(sr.rel, lock);
+            let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
+            pg_sys::ScanKeyInit(
+                &mut key,
+                1,
+                pg_sys::BTEqualStrategyNumber as pg_sys::StrategyNumber,
+                pg_sys::Oid::from(pg_sys::F_INT4EQ),
+                pg_sys::Datum::from(id),
+            );
+            let scan = pg_sys::systable_beginscan(
+                rel,
+                sr.pkey,
+                true,
+                pg_sys::GetActiveSnapshot(),
+                1,
+                &mut key,
+            );
+            let tup = pg_sys::systable_getnext(scan);
+            let out = if tup.is_null() {
+                (CollectionStats::default(), None)
+            } else {
+                let desc = (*rel).rd_att;
+                let get = |att: i32| {
+                    let mut isnull = false;
+                    let d = pg_sys::heap_getattr(tup, att, desc, &mut isnull);
+                    (!isnull).then(|| d.value() as i64)
+                };
+                (
+                    CollectionStats {
+                        n_docs: get(sr.atts[0]).unwrap_or(0),
+                        total_len: get(sr.atts[1]).unwrap_or(0),
+                    },
+                    get(sr.atts[2]).map(|t| t.saturating_add(POSTGRES_EPOCH_UNIX_US)),
+                )
+            };
+            pg_sys::systable_endscan(scan);
+            pg_sys::table_close(rel, lock);
+            if fresh {
+                pg_sys::PopActiveSnapshot();
+            }
+            return out;
+        }
+    }
+    collection_state_query(id)
+}
+
+/// Both reads of the collection row, direct and by query; for tests.
+#[cfg(any(test, feature = "pg_test"))]
+pub fn collection_state_both(id: i32) -> ((i64, i64, Option<i64>), (i64, i64, Option<i64>)) {
+    let (a, at) = collection_state_uncached(id);
+    let (b, bt) = collection_state_query(id);
+    ((a.n_docs, a.total_len, at), (b.n_docs, b.total_len, bt))
+}
+
+fn collection_state_query(id: i32) -> (CollectionStats, Option<i64>) {
     Spi::connect(|c| {
         let t = cache::select(
             c,

@@ -106,6 +106,14 @@ where
     Some(v)
 }
 
+/// The configuration epoch: it advances with every invalidation that concerns the
+/// caches, including the extension being dropped (which drops the configuration
+/// tables), so OIDs looked up at one epoch stay valid while it lasts.
+pub fn epoch() -> u64 {
+    register();
+    EPOCH.with(|e| e.get())
+}
+
 /// Adds a relation whose relcache invalidation empties the caches (an enabled
 /// table, once its configuration has been read).
 pub fn watch(relid: pg_sys::Oid) {

@@ -54,9 +54,10 @@ struct Row {
 
 /// The rows of `tbl` whose signature matches `sig` under `%`, with a document, other
 /// than `self_key`; by shared keys (descending), then key (the key type's order);
-/// at most `limit`. With `fresh`, a new snapshot after a command-counter increment,
-/// as SPI's non-read-only mode takes (it sees rows committed while the caller
-/// waited for locks, and this transaction's earlier rows); otherwise the active one.
+/// at most `limit`. With `fresh`, or in a transaction that has written, a new
+/// snapshot after a command-counter increment, as SPI's non-read-only mode takes (it
+/// sees rows committed while the caller waited for locks, and this transaction's
+/// earlier rows); otherwise the active one.
 pub fn candidates(
     t: &Target,
     tbl: pg_sys::Oid,
@@ -77,6 +78,11 @@ pub fn candidates(
     // the palloc'd copies go with the memory context.
     unsafe {
         let (key_len, key_byval) = type_len_byval(t.key_type);
+        // A transaction that has written gets a new snapshot whoever asks, as the
+        // query form did (pgrx runs SPI in non-read-only mode once an xid exists).
+        let fresh = fresh
+            || (pg_sys::GetCurrentTransactionIdIfAny() != pg_sys::InvalidTransactionId
+                && !pg_sys::IsInParallelMode());
         let mut pushed = false;
         if fresh {
             pg_sys::CommandCounterIncrement();

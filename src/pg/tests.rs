@@ -184,6 +184,32 @@ mod tests {
     }
 
     #[pg_test]
+    fn collection_row_read_directly_equals_the_query() -> Result<(), pgrx::spi::Error> {
+        use crate::pg::collections::collection_state_both;
+        Spi::run("SELECT dedup.create_collection('state_c')")?;
+        let id = Spi::get_one::<i32>("SELECT id FROM dedup.collections WHERE name = 'state_c'")?
+            .expect("collection id");
+        let (direct, query) = collection_state_both(id);
+        assert_eq!(direct, query);
+        assert_eq!(direct.2, None);
+        Spi::run(
+            "CREATE TEMP TABLE sd AS SELECT dedup.to_document(format('Новость %s о мосте.', i)) AS d \
+             FROM generate_series(1, 30) i",
+        )?;
+        Spi::run("SELECT dedup.recompute('sd', 'd', 'state_c')")?;
+        Spi::run(
+            "SELECT dedup.add_document('state_c', dedup.to_document('Ещё одна новость о мосте.'))",
+        )?;
+        let (direct, query) = collection_state_both(id);
+        assert_eq!(direct, query);
+        assert_eq!(direct.0, 31);
+        assert!(direct.2.is_some());
+        // An unknown collection reads as empty both ways.
+        assert_eq!(collection_state_both(-5), ((0, 0, None), (0, 0, None)));
+        Ok(())
+    }
+
+    #[pg_test]
     fn whole_term_read_weighs_like_term_by_term() -> Result<(), pgrx::spi::Error> {
         use crate::pg::collections::{clear_backend_cache, set_preload_limit};
         Spi::run("SELECT dedup.create_collection('preload_c')")?;
