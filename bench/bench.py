@@ -613,6 +613,10 @@ def bench_ingest(db: DB, name: str, prefill: int, stream: list[dict], counts: di
     bulk = {}
     server_cpu = {}
     section = f"ingest into {prefill:,}{' ' + label if label else ''}"
+    # The setting: action 'mark' with a linear model (the one trained on the
+    # labelled pairs); without labelled data, the threshold rule.
+    model = "cv_all_linear" if db.one("SELECT count(*) FROM dedup.models WHERE name = 'cv_all_linear'") else None
+    judged_by = f"model {model}" if model else "threshold rule"
     for kind in kinds:
         tbl = f"ing_{tag}{kind}" if kind != "trgm" else src
         if kind == "dedup" and not has_enable:
@@ -629,7 +633,8 @@ def bench_ingest(db: DB, name: str, prefill: int, stream: list[dict], counts: di
                  f"SELECT id, title, body, published_at, source FROM {src} WHERE id < %s", (prefill,))
         if kind == "dedup":
             t_en = db.timed(f"SELECT dedup.enable('{tbl}'::regclass, 'body', title => 'title', "
-                            "published_at => 'published_at', source => 'source', model => NULL, action => 'mark')")
+                            "published_at => 'published_at', source => 'source', model => %s, action => 'mark')",
+                            (model,))
             NOTES.append(f"dedup.enable over {prefill:,} prefilled rows{' ' + label if label else ''}: {t_en:.1f} s.")
         if kind == "trgm":
             db.x("SET maintenance_work_mem = '1GB'")
@@ -708,7 +713,7 @@ def bench_ingest(db: DB, name: str, prefill: int, stream: list[dict], counts: di
         curves[kind] = [(prefill + i + w, w / sum(lat[i:i + w])) for i in range(0, len(lat) - w + 1, w)]
     for res, when in ((results, "new connection"), (warm, f"same connection after {WARM:,} inserts")):
         base = res.get("plain")
-        for kind, what in (("dedup", "INSERT with the dedup trigger (action mark, stats_batch 1000)"),
+        for kind, what in (("dedup", f"INSERT with the dedup trigger (action mark, {judged_by}, stats_batch 1000)"),
                            ("trgm", f"INSERT with a pg_trgm trigger (threshold {threshold:.2f})")):
             if kind not in res:
                 continue
