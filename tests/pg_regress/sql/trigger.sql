@@ -128,3 +128,41 @@ SELECT count(duplicate_of) AS duplicates,
 FROM via_index;
 SELECT dedup.disable('via_index'), dedup.disable('via_seqscan');
 DROP TABLE via_index, via_seqscan, probe;
+
+-- When work_mem is too small for an exact bitmap, the lookup reads whole (lossy)
+-- heap pages and rechecks `%` on every row: the answers do not change, and equal the
+-- query form's.
+CREATE TABLE lossy (id int PRIMARY KEY, body text);
+SELECT dedup.enable('lossy', 'body');
+ALTER TABLE lossy DISABLE TRIGGER dedup_trigger;
+INSERT INTO lossy (id, body, dedup_doc)
+SELECT i, b, dedup.to_document(b) FROM (
+    SELECT i, format('Правительство Москвы объявило о строительстве новой линии метро номер %s, которая соединит районы. Работы начнутся весной.', i % 50) AS b
+    FROM generate_series(1, 30000) i) s;
+SET client_min_messages = warning;
+SELECT dedup.recompute('lossy'::regclass, 'dedup_doc', 'lossy');
+RESET client_min_messages;
+ALTER TABLE lossy ENABLE TRIGGER dedup_trigger;
+CREATE TEMP TABLE lp AS
+SELECT k, format('Правительство Москвы объявило о строительстве новой линии метро номер %s, которая соединит районы. Работы начнутся весной.', k) AS body
+FROM generate_series(3, 48, 15) k;
+SELECT dedup.signature(dedup.to_document(body), 'lossy') AS probe_sig FROM lp WHERE k = 3 \gset
+CREATE FUNCTION pg_temp.explain_json(q text) RETURNS json LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, FORMAT JSON) ' || q INTO j;
+    RETURN j;
+END $$;
+SET work_mem = '64kB';
+SELECT (j -> 0 -> 'Plan' -> 'Plans' -> 0 ->> 'Lossy Heap Blocks')::int > 0 AS bitmap_goes_lossy
+FROM (SELECT pg_temp.explain_json($$SELECT count(*) FROM lossy WHERE dedup_sig OPERATOR(dedup.%) '$$ || :'probe_sig' || $$'::dedup.signature$$) AS j) e;
+CREATE TEMP TABLE lossy_r AS SELECT lp.k, f.* FROM lp, dedup.find_original('lossy', dedup.to_document(lp.body)) f;
+RESET work_mem;
+CREATE TEMP TABLE exact_r AS SELECT lp.k, f.* FROM lp, dedup.find_original('lossy', dedup.to_document(lp.body)) f;
+DROP INDEX lossy_dedup_sig_idx;
+CREATE TEMP TABLE query_r AS SELECT lp.k, f.* FROM lp, dedup.find_original('lossy', dedup.to_document(lp.body)) f;
+SELECT (SELECT count(*) FROM exact_r) AS rows,
+       (SELECT count(*) FROM (TABLE exact_r EXCEPT ALL TABLE lossy_r) d) + (SELECT count(*) FROM (TABLE lossy_r EXCEPT ALL TABLE exact_r) d) AS lossy_differs,
+       (SELECT count(*) FROM (TABLE exact_r EXCEPT ALL TABLE query_r) d) + (SELECT count(*) FROM (TABLE query_r EXCEPT ALL TABLE exact_r) d) AS query_differs;
+SELECT dedup.disable('lossy');
+DROP TABLE lossy, lp, lossy_r, exact_r, query_r;
