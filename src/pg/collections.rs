@@ -293,29 +293,18 @@ const POSTGRES_EPOCH_UNIX_US: i64 = 946_684_800_000_000;
 
 /// The collection row read through its primary key, without starting an executor
 /// (as a query it was about a thirtieth of a trigger insert's time). It sees what
-/// the query below would: the active snapshot, or, once the transaction has written,
-/// a new one after a command-counter increment (SPI's non-read-only mode, which
-/// pgrx picks for a transaction with an xid), so this transaction's own changes
-/// show.
+/// the query below would (`scan::push_query_snapshot`), so this transaction's own
+/// changes show.
 fn collection_state_uncached(id: i32) -> (CollectionStats, Option<i64>) {
-    // SAFETY: reads of the backend's transaction and snapshot state.
-    let (have_snapshot, fresh) = unsafe {
-        (
-            pg_sys::ActiveSnapshotSet(),
-            pg_sys::GetCurrentTransactionIdIfAny() != pg_sys::InvalidTransactionId
-                && !pg_sys::IsInParallelMode(),
-        )
-    };
+    // SAFETY: reads the backend's snapshot stack.
+    let have_snapshot = unsafe { pg_sys::ActiveSnapshotSet() };
     if let Some(sr) = stats_relation().filter(|_| have_snapshot) {
         // SAFETY: the relation and index OIDs are current for this configuration
         // epoch; the snapshot is pushed and popped, the scan begun and ended, and
         // the relation opened and closed, in pairs; the attributes are int8, int8
         // and timestamptz (by value).
         unsafe {
-            if fresh {
-                pg_sys::CommandCounterIncrement();
-                pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
-            }
+            let pushed = crate::pg::scan::push_query_snapshot(false);
             let lock = pg_sys::AccessShareLock as pg_sys::LOCKMODE;
             let rel = pg_sys::table_open(sr.rel, lock);
             let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
@@ -354,9 +343,7 @@ fn collection_state_uncached(id: i32) -> (CollectionStats, Option<i64>) {
             };
             pg_sys::systable_endscan(scan);
             pg_sys::table_close(rel, lock);
-            if fresh {
-                pg_sys::PopActiveSnapshot();
-            }
+            crate::pg::scan::pop_query_snapshot(pushed);
             return out;
         }
     }

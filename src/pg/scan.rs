@@ -54,10 +54,8 @@ struct Row {
 
 /// The rows of `tbl` whose signature matches `sig` under `%`, with a document, other
 /// than `self_key`; by shared keys (descending), then key (the key type's order);
-/// at most `limit`. With `fresh`, or in a transaction that has written, a new
-/// snapshot after a command-counter increment, as SPI's non-read-only mode takes (it
-/// sees rows committed while the caller waited for locks, and this transaction's
-/// earlier rows); otherwise the active one.
+/// at most `limit`. Read with [`push_query_snapshot`]`(fresh)`: with `fresh` it sees
+/// rows committed while the caller waited for locks.
 pub fn candidates(
     t: &Target,
     tbl: pg_sys::Oid,
@@ -78,17 +76,7 @@ pub fn candidates(
     // the palloc'd copies go with the memory context.
     unsafe {
         let (key_len, key_byval) = type_len_byval(t.key_type);
-        // A transaction that has written gets a new snapshot whoever asks, as the
-        // query form did (pgrx runs SPI in non-read-only mode once an xid exists).
-        let fresh = fresh
-            || (pg_sys::GetCurrentTransactionIdIfAny() != pg_sys::InvalidTransactionId
-                && !pg_sys::IsInParallelMode());
-        let mut pushed = false;
-        if fresh {
-            pg_sys::CommandCounterIncrement();
-            pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
-            pushed = true;
-        }
+        let pushed = push_query_snapshot(fresh);
         let snapshot = pg_sys::GetActiveSnapshot();
         let heap = pg_sys::table_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let index = pg_sys::index_open(t.index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
@@ -163,9 +151,7 @@ pub fn candidates(
         pg_sys::tbm_free(tbm);
         pg_sys::index_close(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        if pushed {
-            pg_sys::PopActiveSnapshot();
-        }
+        pop_query_snapshot(pushed);
 
         // ORDER BY shared keys DESC, key: the key type's default btree order under
         // the column's collation, as the SQL form sorted.
@@ -189,6 +175,38 @@ pub fn candidates(
                 doc: r.doc,
             })
             .collect()
+    }
+}
+
+/// Makes the active snapshot the one a query run through SPI at this point would
+/// read with: with `force`, or in a transaction that has written (pgrx then runs SPI
+/// in non-read-only mode), a new snapshot after a command-counter increment, which
+/// sees rows committed since the statement began and this transaction's own earlier
+/// rows; otherwise the active snapshot as it is. Returns whether one was pushed, for
+/// [`pop_query_snapshot`]. Not an RAII guard: on an ERROR the (sub)transaction abort
+/// pops it.
+///
+/// # Safety
+/// There must be an active snapshot, and a `true` result must be handed to
+/// [`pop_query_snapshot`] before the caller returns.
+pub(crate) unsafe fn push_query_snapshot(force: bool) -> bool {
+    let fresh = force
+        || (pg_sys::GetCurrentTransactionIdIfAny() != pg_sys::InvalidTransactionId
+            && !pg_sys::IsInParallelMode());
+    if fresh {
+        pg_sys::CommandCounterIncrement();
+        pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
+    }
+    fresh
+}
+
+/// Undoes [`push_query_snapshot`].
+///
+/// # Safety
+/// `pushed` is what the matching [`push_query_snapshot`] returned.
+pub(crate) unsafe fn pop_query_snapshot(pushed: bool) {
+    if pushed {
+        pg_sys::PopActiveSnapshot();
     }
 }
 
