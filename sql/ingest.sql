@@ -201,6 +201,53 @@ END $$;
 COMMENT ON FUNCTION dedup.disable(regclass) IS
     'Removes what dedup.enable added to tbl (trigger, index, columns) and a collection it created';
 
+-- DROP TABLE (or DROP SCHEMA ... CASCADE) of a registered table, or DROP COLUMN of
+-- a column a collection reads, takes its registration with it: otherwise
+-- dedup.status, dedup.recompute and a later dedup.enable of a table with the same
+-- name would all fail on the dropped relation. A collection that dedup.enable
+-- created goes too once nothing reads it; a shared one keeps counting the dropped
+-- documents until dedup.recompute, and a NOTICE says so. SECURITY DEFINER: the
+-- owner of a table may drop it without rights on the dedup schema's tables.
+CREATE FUNCTION dedup._forget_dropped() RETURNS event_trigger
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql AS $$
+DECLARE
+    gone record;
+    coll_id int;
+    enabled dedup.enabled_tables;
+BEGIN
+    -- DROP EXTENSION drops the registry with everything else.
+    IF to_regclass('dedup.enabled_tables') IS NULL OR to_regclass('dedup.collection_tables') IS NULL THEN
+        RETURN;
+    END IF;
+    FOR gone IN
+        SELECT o.objid, o.object_type, o.object_identity, o.address_names[3] AS column_name
+        FROM pg_event_trigger_dropped_objects() o
+        WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.object_type IN ('table', 'table column')
+    LOOP
+        SELECT * INTO enabled FROM dedup.enabled_tables e WHERE e.tbl::oid = gone.objid;
+        -- The columns of an enabled table are dedup.disable's business.
+        CONTINUE WHEN gone.object_type = 'table column' AND enabled.tbl IS NOT NULL;
+        DELETE FROM dedup.enabled_tables e WHERE e.tbl::oid = gone.objid;
+        FOR coll_id IN
+            DELETE FROM dedup.collection_tables c
+            WHERE c.tbl::oid = gone.objid AND (gone.object_type = 'table' OR c.doc_column = gone.column_name)
+            RETURNING c.collection_id
+        LOOP
+            IF enabled.created_collection AND enabled.collection_id = coll_id
+               AND NOT EXISTS (SELECT 1 FROM dedup.collection_tables c WHERE c.collection_id = coll_id) THEN
+                PERFORM dedup.drop_collection((SELECT name FROM dedup.collections WHERE id = coll_id));
+            ELSE
+                RAISE NOTICE 'collection "%" still counts the documents of dropped % %',
+                    (SELECT name FROM dedup.collections WHERE id = coll_id),
+                    replace(gone.object_type, 'table ', ''), gone.object_identity
+                    USING HINT = 'dedup.recompute rebuilds its statistics from the tables it still reads';
+            END IF;
+        END LOOP;
+    END LOOP;
+END $$;
+CREATE EVENT TRIGGER dedup_forget_dropped ON sql_drop EXECUTE FUNCTION dedup._forget_dropped();
+
 CREATE FUNCTION dedup.is_duplicate(tbl regclass, body text, title text DEFAULT NULL,
                                    published_at timestamptz DEFAULT NULL, source text DEFAULT NULL)
     RETURNS boolean STABLE PARALLEL SAFE LANGUAGE sql
@@ -240,7 +287,8 @@ DECLARE
     n bigint := 0;
     k bigint;
 BEGIN
-    FOR t IN SELECT e.tbl FROM dedup.enabled_tables e WHERE e.collection_id = _duplicates.collection_id LOOP
+    FOR t IN SELECT e.tbl FROM dedup.enabled_tables e WHERE e.collection_id = _duplicates.collection_id
+             AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = e.tbl) LOOP
         EXECUTE format('SELECT count(*) FROM %s WHERE duplicate_of IS NOT NULL', t) INTO k;
         n := n + k;
     END LOOP;

@@ -1451,8 +1451,9 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
         .unwrap_or_else(|e| spi_err(e));
         let t = c
             .select(
-                "SELECT tbl::oid, doc_column::text, sig_column::text FROM dedup.collection_tables \
-                 WHERE collection_id = $1 ORDER BY tbl::oid",
+                "SELECT tbl::oid, doc_column::text, sig_column::text FROM dedup.collection_tables t \
+                 WHERE collection_id = $1 \
+                 AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = t.tbl) ORDER BY tbl::oid",
                 None,
                 &[coll.id.into()],
             )

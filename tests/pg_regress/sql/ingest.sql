@@ -75,4 +75,42 @@ SELECT err($$INSERT INTO news (title, body) VALUES ('Копия', 'Курс до
 SELECT dedup.disable('news');
 SELECT err($$SELECT dedup.disable('news')$$);
 SELECT count(*) AS dedup_columns_left FROM pg_attribute WHERE attrelid = 'news'::regclass AND attname LIKE 'dedup%' AND NOT attisdropped;
+-- DROP TABLE of an enabled table takes its registration (and the collection
+-- enable created) with it: status, recompute and a new enable of the name work.
+CREATE TABLE gone (id int PRIMARY KEY, body text);
+INSERT INTO gone VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей.');
+SELECT dedup.enable('gone', 'body');
+DROP TABLE gone;
+SELECT count(*) AS registrations_left FROM dedup.enabled_tables e WHERE e.tbl::oid NOT IN (SELECT oid FROM pg_class);
+SELECT count(*) AS collections_named_gone FROM dedup.collections WHERE name = 'gone';
+CREATE TABLE gone (id int PRIMARY KEY, body text);
+INSERT INTO gone VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей.');
+SELECT dedup.enable('gone', 'body');
+SELECT collection, documents FROM dedup.status WHERE collection = 'gone';
+-- A collection shared with a table that is dropped keeps its statistics, says so,
+-- and recompute rebuilds them from what is left; so for a dropped column.
+SELECT dedup.create_collection('shared');
+CREATE TABLE side (id int PRIMARY KEY, body text);
+INSERT INTO side VALUES (1, 'Погода в Москве: снег и гололед.'), (2, 'Спартак выиграл у Зенита.');
+SELECT dedup.enable('side', 'body', collection => 'shared');
+CREATE TABLE other_docs (d dedup.document);
+INSERT INTO other_docs VALUES (dedup.to_document('Совсем другая новость о погоде на Луне.'));
+SELECT dedup.recompute('other_docs', 'd', 'shared');
+DROP TABLE side;
+SELECT name FROM dedup.collections WHERE name = 'shared';
+SELECT dedup.recompute('shared');
+ALTER TABLE other_docs DROP COLUMN d;
+SELECT count(*) AS shared_tables_left FROM dedup.collection_tables t JOIN dedup.collections c ON c.id = t.collection_id WHERE c.name = 'shared';
+SELECT dedup.recompute('shared');
+SELECT collection, documents FROM dedup.status WHERE collection = 'shared';
+-- DROP SCHEMA ... CASCADE is a drop of each table; DROP EXTENSION is unharmed by the event trigger.
+CREATE SCHEMA feeds;
+CREATE TABLE feeds.wire (id int PRIMARY KEY, body text);
+SELECT dedup.enable('feeds.wire', 'body');
+DROP SCHEMA feeds CASCADE;
+SELECT count(*) AS collections_named_wire FROM dedup.collections WHERE name = 'wire';
+SAVEPOINT before_drop_extension;
+DROP EXTENSION pg_dedup CASCADE;
+SELECT count(*) AS event_triggers_left FROM pg_event_trigger WHERE evtname LIKE 'dedup%';
+ROLLBACK TO SAVEPOINT before_drop_extension;
 ROLLBACK;
