@@ -39,6 +39,18 @@ pub fn threshold_rule(rho: &[f64; N_FEATURES]) -> f64 {
     }
 }
 
+/// An upper bound of [`threshold_rule`] over every ρ within `ranges` (see
+/// `features::bounds`): the rule never exceeds its best margin, and the margin is
+/// monotone in the text and sentence distances.
+pub fn threshold_rule_upper(ranges: &[crate::features::Range; N_FEATURES]) -> f64 {
+    let margin = (0.2 - ranges[TEXT].lo).max(0.1 - ranges[SENTENCES_INCLUSION].lo);
+    if margin.is_finite() {
+        margin
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// One candidate as the decision sees it.
 #[derive(Debug, Clone)]
 pub struct Judged {
@@ -177,6 +189,31 @@ mod tests {
         r[NUMBERS_INCLUSION] = numbers;
         r[SENTENCES_INCLUSION] = sentences;
         r
+    }
+
+    #[test]
+    fn threshold_rule_upper_bounds_the_rule() {
+        use crate::features::Range;
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for _ in 0..5000 {
+            let mut ranges = [Range { lo: 0.0, hi: 0.0 }; N_FEATURES];
+            let mut rho = [0.0; N_FEATURES];
+            for (r, v) in ranges.iter_mut().zip(rho.iter_mut()) {
+                let (p, q) = (next() * 1.2, next() * 1.2);
+                *r = Range {
+                    lo: p.min(q),
+                    hi: p.max(q),
+                };
+                *v = r.lo + (r.hi - r.lo) * next();
+            }
+            assert!(threshold_rule(&rho) <= threshold_rule_upper(&ranges));
+        }
     }
 
     #[test]

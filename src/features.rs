@@ -210,6 +210,34 @@ fn term_keys(terms: &[TermFreq], n_weights: usize) -> Vec<(u64, u32)> {
     k
 }
 
+/// A document's numbers as hashes, in text order and as a sorted set.
+fn number_keys(d: &Document) -> (Vec<u64>, Vec<u64>) {
+    let numbers: Vec<u64> = d
+        .numbers
+        .iter()
+        .map(|n| xxhash_rust::xxh3::xxh3_64(n.as_bytes()))
+        .collect();
+    let mut number_set = numbers.clone();
+    number_set.sort_unstable();
+    number_set.dedup();
+    (numbers, number_set)
+}
+
+/// The number features of both directions from prepared keys:
+/// `(inclusion(a, b), inclusion(b, a), sequence)`.
+fn numbers_prepared(an: &[u64], aset: &[u64], bn: &[u64], bset: &[u64]) -> (f64, f64, f64) {
+    let mut sequence = 0.0;
+    if !(an.is_empty() && bn.is_empty()) {
+        let longer = an.len().min(DL_MAX_LEN).max(bn.len().min(DL_MAX_LEN));
+        sequence = damerau_levenshtein(an, bn) as f64 / longer as f64;
+    }
+    (
+        number_inclusion_prepared(aset, bset),
+        number_inclusion_prepared(bset, aset),
+        sequence,
+    )
+}
+
 fn segment_set(segs: &[Segment], w: &[f64]) -> SegmentSet {
     let mut total = 0.0;
     let mut sorted: Vec<(u64, f64)> = segs
@@ -227,14 +255,7 @@ fn segment_set(segs: &[Segment], w: &[f64]) -> SegmentSet {
 impl Prepared {
     pub fn new(side: &Side) -> Prepared {
         let d = side.doc;
-        let numbers: Vec<u64> = d
-            .numbers
-            .iter()
-            .map(|n| xxhash_rust::xxh3::xxh3_64(n.as_bytes()))
-            .collect();
-        let mut number_set = numbers.clone();
-        number_set.sort_unstable();
-        number_set.dedup();
+        let (numbers, number_set) = number_keys(d);
         Prepared {
             terms: term_keys(&d.terms, side.weights.len()),
             title_terms: term_keys(&d.title_terms, side.title_weights.len()),
@@ -347,16 +368,11 @@ pub fn compare_prepared(
     );
     (ab[TEXT], ba[TEXT]) = (text, text);
     (ab[TITLE], ba[TITLE]) = (title, title);
-    ab[NUMBERS_INCLUSION] = number_inclusion_prepared(&pa.number_set, &pb.number_set);
-    ba[NUMBERS_INCLUSION] = number_inclusion_prepared(&pb.number_set, &pa.number_set);
-    if !(pa.numbers.is_empty() && pb.numbers.is_empty()) {
-        let longer = pa
-            .numbers
-            .len()
-            .min(DL_MAX_LEN)
-            .max(pb.numbers.len().min(DL_MAX_LEN));
-        ab[NUMBERS_SEQUENCE] = damerau_levenshtein(&pa.numbers, &pb.numbers) as f64 / longer as f64;
-    }
+    (
+        ab[NUMBERS_INCLUSION],
+        ba[NUMBERS_INCLUSION],
+        ab[NUMBERS_SEQUENCE],
+    ) = numbers_prepared(&pa.numbers, &pa.number_set, &pb.numbers, &pb.number_set);
     ba[NUMBERS_SEQUENCE] = ab[NUMBERS_SEQUENCE];
     ab[SENTENCES_INCLUSION] = inclusion_prepared(&pa.sentences, &pb.sentences);
     ba[SENTENCES_INCLUSION] = inclusion_prepared(&pb.sentences, &pa.sentences);
@@ -364,6 +380,223 @@ pub fn compare_prepared(
     ba[PARAGRAPHS_INCLUSION] = inclusion_prepared(&pb.paragraphs, &pa.paragraphs);
     finish_both(a, b, &mut ab, &mut ba);
     (ab, ba)
+}
+
+// ---- bounds before weighing ---------------------------------------------------------
+
+/// A closed interval a feature is known to lie in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Range {
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Range {
+    fn exact(x: f64) -> Range {
+        Range { lo: x, hi: x }
+    }
+
+    pub fn contains(&self, x: f64) -> bool {
+        self.lo <= x && x <= self.hi
+    }
+}
+
+/// Slack added to the cosine bounds, far above the rounding of the sums they bound
+/// (relative 1e-15) and far below any threshold a model could learn.
+const COSINE_SLACK: f64 = 1e-9;
+
+/// What [`bounds`] needs of the unweighed side, built once per document (and kept
+/// with it: a document ruled out against one new document is often a candidate of
+/// the next): term hashes sorted, segment hashes sorted, number keys.
+#[derive(Debug, Clone, Default)]
+pub struct Unweighed {
+    terms: Vec<u64>,
+    title_terms: Vec<u64>,
+    sentences: SegmentSet,
+    paragraphs: SegmentSet,
+    /// Whether some sentence (paragraph) holds a term with tf > 0: under positive
+    /// weights their total is then > 0.
+    sentences_weigh: bool,
+    paragraphs_weigh: bool,
+    numbers: Vec<u64>,
+    number_set: Vec<u64>,
+}
+
+impl Unweighed {
+    pub fn new(b: &Document) -> Unweighed {
+        let hashes = |t: &[TermFreq]| {
+            let mut h: Vec<u64> = t
+                .iter()
+                .map(|t| xxhash_rust::xxh3::xxh3_64(t.term.as_bytes()))
+                .collect();
+            h.sort_unstable();
+            h
+        };
+        let weigh = |segs: &[Segment]| {
+            segs.iter().any(|s| {
+                s.terms
+                    .iter()
+                    .any(|&k| b.terms.get(k as usize).is_some_and(|t| t.tf > 0))
+            })
+        };
+        let (numbers, number_set) = number_keys(b);
+        Unweighed {
+            terms: hashes(&b.terms),
+            title_terms: hashes(&b.title_terms),
+            // `a` in `b` reads only `b`'s hashes: unweighed sets give the same answer.
+            sentences: segment_set(&b.sentences, &[]),
+            paragraphs: segment_set(&b.paragraphs, &[]),
+            sentences_weigh: weigh(&b.sentences),
+            paragraphs_weigh: weigh(&b.paragraphs),
+            numbers,
+            number_set,
+        }
+    }
+
+    /// Approximate heap bytes (for cache budgets).
+    pub fn heap_bytes(&self) -> usize {
+        8 * (self.terms.len() + self.title_terms.len() + self.numbers.len() + self.number_set.len())
+            + 16 * (self.sentences.sorted.len() + self.paragraphs.sorted.len())
+    }
+}
+
+/// Where ρ(a, b) and ρ(b, a) can lie when only `a` is weighed and `b` is a decoded,
+/// unweighed document (`ub` = `Unweighed::new(b)`): what [`compare_prepared`] would
+/// return for `b` under any weights, given `a`'s (and, with `b_weights_positive`,
+/// any weights that are > 0 for every term with tf > 0, as BM25's are; see
+/// `weights::weights_positive`). A candidate whose bounds already rule out a
+/// duplicate in both directions need not be weighed at all.
+///
+/// - Numbers, images, links, time, authorities, and the inclusion of `a`'s
+///   sentences and paragraphs in `b`'s, do not depend on `b`'s weights: exact,
+///   computed as `compare_prepared` computes them.
+/// - Text and title: by Cauchy–Schwarz, |cos| ≤ √(Σ over a's terms that `b` also
+///   has of w_a² / Σ w_a²), whatever `b`'s weights; the distance lies within that
+///   of 1, plus [`COSINE_SLACK`].
+/// - Inclusion of `b`'s segments in `a`'s: 0 when `b` has none; exactly 1 when
+///   none of them occurs in `a` and `b`'s weights are positive (their total is then
+///   > 0); otherwise anywhere in [0, 1].
+pub fn bounds(
+    a: &Side,
+    pa: &Prepared,
+    b: &Document,
+    ub: &Unweighed,
+    b_authority: f64,
+    b_weights_positive: bool,
+) -> ([Range; N_FEATURES], [Range; N_FEATURES]) {
+    let mut ab = [Range::exact(0.0); N_FEATURES];
+    let mut ba = [Range::exact(0.0); N_FEATURES];
+    let text = cosine_range(&pa.terms, a.weights, pa.body_sq, &ub.terms);
+    let title = cosine_range(
+        &pa.title_terms,
+        a.title_weights,
+        pa.title_sq,
+        &ub.title_terms,
+    );
+    (ab[TEXT], ba[TEXT]) = (text, text);
+    (ab[TITLE], ba[TITLE]) = (title, title);
+
+    let mut exact_ab = [0.0; N_FEATURES];
+    let mut exact_ba = [0.0; N_FEATURES];
+    (
+        exact_ab[NUMBERS_INCLUSION],
+        exact_ba[NUMBERS_INCLUSION],
+        exact_ab[NUMBERS_SEQUENCE],
+    ) = numbers_prepared(&pa.numbers, &pa.number_set, &ub.numbers, &ub.number_set);
+    exact_ba[NUMBERS_SEQUENCE] = exact_ab[NUMBERS_SEQUENCE];
+    exact_ab[SENTENCES_INCLUSION] = inclusion_prepared(&pa.sentences, &ub.sentences);
+    exact_ab[PARAGRAPHS_INCLUSION] = inclusion_prepared(&pa.paragraphs, &ub.paragraphs);
+    let b_side = Side {
+        doc: b,
+        weights: &[],
+        title_weights: &[],
+        authority: b_authority,
+    };
+    finish_both(a, &b_side, &mut exact_ab, &mut exact_ba);
+    for k in [
+        NUMBERS_INCLUSION,
+        NUMBERS_SEQUENCE,
+        SENTENCES_INCLUSION,
+        PARAGRAPHS_INCLUSION,
+        IMAGES,
+        LINKS,
+        TIME,
+        AUTHORITY_A,
+        AUTHORITY_B,
+    ] {
+        ab[k] = Range::exact(exact_ab[k]);
+    }
+    for k in [
+        NUMBERS_INCLUSION,
+        NUMBERS_SEQUENCE,
+        IMAGES,
+        LINKS,
+        TIME,
+        AUTHORITY_A,
+        AUTHORITY_B,
+    ] {
+        ba[k] = Range::exact(exact_ba[k]);
+    }
+    ba[SENTENCES_INCLUSION] = reverse_inclusion_range(
+        &ub.sentences,
+        &pa.sentences,
+        b_weights_positive && ub.sentences_weigh,
+    );
+    ba[PARAGRAPHS_INCLUSION] = reverse_inclusion_range(
+        &ub.paragraphs,
+        &pa.paragraphs,
+        b_weights_positive && ub.paragraphs_weigh,
+    );
+    (ab, ba)
+}
+
+/// The range of `1 − cos(a, b)` over every weighting of `b`'s terms (`hb`: their
+/// hashes, sorted).
+fn cosine_range(ka: &[(u64, u32)], wa: &[f64], na: f64, hb: &[u64]) -> Range {
+    if !(na > 0.0 && na.is_finite()) {
+        // a empty: 0 when b is empty too, else 1.
+        return Range { lo: 0.0, hi: 1.0 };
+    }
+    // Every a entry whose hash b has (a merge; equal hashes on either side are
+    // all counted, which only loosens the bound).
+    let (mut j, mut shared) = (0, 0.0);
+    for &(h, i) in ka {
+        while j < hb.len() && hb[j] < h {
+            j += 1;
+        }
+        if j < hb.len() && hb[j] == h {
+            let w = weight(wa, i as usize);
+            shared += w * w;
+        }
+    }
+    let cos = ((shared / na).min(1.0).sqrt() + COSINE_SLACK).min(1.0);
+    Range {
+        lo: (1.0 - cos).max(0.0),
+        hi: (1.0 + cos).min(2.0),
+    }
+}
+
+/// The range of the inclusion of `b`'s segments (weights unknown; `weighs`: their
+/// total is known to be > 0) in `a`'s.
+fn reverse_inclusion_range(b: &SegmentSet, a: &SegmentSet, weighs: bool) -> Range {
+    if b.sorted.is_empty() {
+        return Range::exact(0.0);
+    }
+    let (mut j, mut any_shared) = (0, false);
+    for &(h, _) in &b.sorted {
+        while j < a.sorted.len() && a.sorted[j].0 < h {
+            j += 1;
+        }
+        if j < a.sorted.len() && a.sorted[j].0 == h {
+            any_shared = true;
+            break;
+        }
+    }
+    if !any_shared && weighs {
+        Range::exact(1.0)
+    } else {
+        Range { lo: 0.0, hi: 1.0 }
+    }
 }
 
 /// The per-direction features that need no comparison (counts, time, authorities),
@@ -749,6 +982,69 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn bounds_hold_whatever_the_candidate_weighs() {
+        let docs = random_docs(0x0b0d_5eed_1234_9876);
+        let mut checked = 0;
+        for (i, a) in docs.iter().enumerate() {
+            let wa: Vec<f64> = (0..a.terms.len())
+                .map(|t| 0.25 + ((t * 7 + i) % 5) as f64)
+                .collect();
+            let twa: Vec<f64> = a.title_terms.iter().map(|_| 0.5).collect();
+            let sa = side(a, &wa, &twa, 0.3);
+            let pa = Prepared::new(&sa);
+            for (j, b) in docs.iter().enumerate() {
+                // Positive weights in several shapes, then some zero ones (for which
+                // only the weaker claim holds).
+                for shape in 0..4 {
+                    let wb: Vec<f64> = (0..b.terms.len())
+                        .map(|t| match shape {
+                            0 => 1.0,
+                            1 => 0.01 + ((t * 13 + j) % 7) as f64,
+                            2 => 1e-6 + (t % 2) as f64 * 50.0,
+                            _ => ((t + j) % 3) as f64,
+                        })
+                        .collect();
+                    let twb: Vec<f64> = b.title_terms.iter().map(|_| 0.1 + shape as f64).collect();
+                    let sb = side(b, &wb, &twb, 0.8);
+                    let positive = shape < 3 && b.terms.iter().all(|t| t.tf > 0);
+                    let (rab, rba) = bounds(&sa, &pa, b, &Unweighed::new(b), 0.8, positive);
+                    let (ab, ba) = compare_prepared(&sa, &pa, &sb, &Prepared::new(&sb));
+                    for k in 0..N_FEATURES {
+                        assert!(
+                            rab[k].contains(ab[k]),
+                            "ab {} {} {:?} ({i},{j},{shape})",
+                            FEATURE_NAMES[k],
+                            ab[k],
+                            rab[k]
+                        );
+                        assert!(
+                            rba[k].contains(ba[k]),
+                            "ba {} {} {:?} ({i},{j},{shape})",
+                            FEATURE_NAMES[k],
+                            ba[k],
+                            rba[k]
+                        );
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100);
+        // The bounds are tight where they claim to be: a document against itself has
+        // text distance 0 in range, a document sharing no term has distance ≥ 1.
+        let a = &docs[1];
+        let wa: Vec<f64> = a.terms.iter().map(|_| 1.0).collect();
+        let sa = side(a, &wa, &[], 0.0);
+        let pa = Prepared::new(&sa);
+        let (r, _) = bounds(&sa, &pa, a, &Unweighed::new(a), 0.0, true);
+        assert!(r[TEXT].lo == 0.0 && r[TEXT].hi >= 1.0);
+        let none = Document::default();
+        let (r, rb) = bounds(&sa, &pa, &none, &Unweighed::new(&none), 0.0, true);
+        assert!(r[TEXT].lo >= 1.0 - 2.0 * COSINE_SLACK);
+        assert_eq!(rb[SENTENCES_INCLUSION], Range::exact(0.0));
     }
 
     #[test]

@@ -801,6 +801,39 @@ impl Model {
         }
     }
 
+    /// An upper bound of [`Model::decision`] over every feature vector within
+    /// `ranges` (full-length, as [`crate::features::bounds`] gives them), or `None`
+    /// when the kernel gives no cheap one (RBF). Linear: each term takes its range
+    /// end on the side of its weight's sign, summed in `decision`'s order. Rounding
+    /// is monotone in every step, so no vector in the ranges evaluates higher.
+    pub fn decision_upper(&self, ranges: &[crate::features::Range]) -> Option<f64> {
+        match self.kernel {
+            Kernel::Linear => {
+                let mut acc = self.bias;
+                for ((&f, w), (m, s)) in self
+                    .features
+                    .iter()
+                    .zip(&self.weights)
+                    .zip(self.scaler.mean.iter().zip(&self.scaler.std))
+                {
+                    let r = ranges
+                        .get(f)
+                        .copied()
+                        .unwrap_or(crate::features::Range { lo: 0.0, hi: 0.0 });
+                    // `sanitise` maps ±∞ to 0 and is not monotone there: only
+                    // finite ends are bounds.
+                    if !(r.lo.is_finite() && r.hi.is_finite() && *s > 0.0) {
+                        return None;
+                    }
+                    let v = if *w >= 0.0 { r.hi } else { r.lo };
+                    acc += w * ((v - m) / s);
+                }
+                Some(acc)
+            }
+            Kernel::Rbf { .. } => None,
+        }
+    }
+
     /// True when [`Model::decision`] is positive: "a duplicates b".
     pub fn predict(&self, x_full: &[f64]) -> bool {
         self.decision(x_full) > 0.0
@@ -1045,6 +1078,60 @@ mod tests {
                 assert_eq!(linfa_says, model.predict(&e.x));
             }
         }
+    }
+
+    #[test]
+    fn decision_upper_bounds_every_vector_in_the_ranges() {
+        use crate::features::Range;
+        let model = Model {
+            features: vec![0, 2, 4, 5, 8, 10],
+            scaler: Scaler {
+                mean: vec![0.5, 0.1, 0.7, 0.8, 3.0, 0.4],
+                std: vec![0.3, 0.2, 0.25, 1.0, 100.0, 0.1],
+            },
+            kernel: Kernel::Linear,
+            bias: 0.7,
+            weights: vec![-3.0, -1.5, -2.0, 0.0, 0.01, 0.4],
+            support_vectors: vec![],
+            coefficients: vec![],
+        };
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for _ in 0..2000 {
+            let mut ranges = [Range { lo: 0.0, hi: 0.0 }; crate::features::N_FEATURES];
+            let mut x = [0.0; crate::features::N_FEATURES];
+            for (r, v) in ranges.iter_mut().zip(x.iter_mut()) {
+                let (p, q) = (next() * 4.0 - 2.0, next() * 4.0 - 2.0);
+                *r = Range {
+                    lo: p.min(q),
+                    hi: p.max(q),
+                };
+                *v = r.lo + (r.hi - r.lo) * next();
+            }
+            let upper = model.decision_upper(&ranges).expect("linear");
+            assert!(model.decision(&x) <= upper);
+            // At the ends it picks, the bound is attained.
+            let worst: Vec<f64> = (0..x.len())
+                .map(|f| {
+                    let k = model.features.iter().position(|&g| g == f);
+                    match k {
+                        Some(k) if model.weights[k] < 0.0 => ranges[f].lo,
+                        _ => ranges[f].hi,
+                    }
+                })
+                .collect();
+            assert_eq!(model.decision(&worst), upper);
+        }
+        let rbf = Model {
+            kernel: Kernel::Rbf { gamma: 0.5 },
+            ..model
+        };
+        assert_eq!(rbf.decision_upper(&[]), None);
     }
 
     #[test]

@@ -170,6 +170,14 @@ pub fn term_weights(
         .collect()
 }
 
+/// Whether [`term_weights`] gives every term with tf > 0 a weight > 0 under these
+/// statistics, whatever its df and cf: true for BM25 (Lucene's IDF is > 0, the tf
+/// part is > 0) while N is small enough that `1 + 0.5/(N + 0.5)` still differs from
+/// 1 in f64. TF-RIDF can weigh a term 0. `features::bounds` relies on it.
+pub fn weights_positive(coll: &CollectionStats, p: &Params) -> bool {
+    p.weighting == Weighting::Bm25 && coll.n_docs < 1_000_000_000_000_000
+}
+
 /// BM25 inverse document frequency, Lucene's form: `ln(1 + (N − df + 0.5)/(df + 0.5))`.
 ///
 /// Unlike the classic Robertson–Spärck Jones `ln((N − df + 0.5)/(df + 0.5))` it never
@@ -503,6 +511,47 @@ mod tests {
         let w = term_weights(&d.terms, 4, &empty, &[], &pb);
         assert!(close(w[0], 2.0f64.ln() * 3.0 * 2.2 / (3.0 + 1.2)));
         assert!(term_weights(&[], 0, &coll, &[], &p).is_empty());
+    }
+
+    #[test]
+    fn bm25_weights_are_positive_when_weights_positive_says_so() {
+        let terms: Vec<TermFreq> = (1..40)
+            .map(|i| TermFreq {
+                term: format!("t{i}").as_str().into(),
+                tf: (i % 7 + 1) as u32,
+            })
+            .collect();
+        for &(n, total) in &[
+            (0i64, 0i64),
+            (1, 1),
+            (10, 10_000),
+            (1_000_000, 5),
+            (999_999_999_999_999, i64::MAX),
+        ] {
+            for &(k1, b) in &[(0.0, 0.0), (1.2, 0.75), (10.0, 1.0)] {
+                let coll = CollectionStats {
+                    n_docs: n,
+                    total_len: total,
+                };
+                let p = Params::new(Weighting::Bm25, k1, b).unwrap();
+                assert!(weights_positive(&coll, &p));
+                let stats: Vec<TermStat> = (0..terms.len() as i64)
+                    .map(|i| TermStat {
+                        df: [0, 1, n, n + 5, -3][i as usize % 5],
+                        cf: i,
+                    })
+                    .collect();
+                for len in [0i64, 1, 100, i64::MAX / 2] {
+                    let w = term_weights(&terms, len, &coll, &stats, &p);
+                    assert!(
+                        w.iter().all(|&x| x > 0.0),
+                        "{n} {total} {k1} {b} {len}: {w:?}"
+                    );
+                }
+            }
+        }
+        let p = Params::new(Weighting::TfRidf, 1.2, 0.75).unwrap();
+        assert!(!weights_positive(&CollectionStats::default(), &p));
     }
 
     #[test]
