@@ -9,6 +9,7 @@
 //! | `dedup.min_shared_keys` | 6 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
 //! | `dedup.similarity_threshold` | 0.8 | 0 .. 1 | `longest` signatures are candidates at this similarity |
 //! | `dedup.document_cache_size` | 32MB | 0 .. 1GB | per-backend memory for decoded, weighed documents (0 = off) |
+//! | `dedup.prune_candidates` | on | on, off | rule candidates out by bounds before weighing them (same decisions; off weighs every candidate) |
 //!
 //! All are `USERSET`: a session or a single transaction (`SET LOCAL`) may change them.
 
@@ -19,6 +20,7 @@ pub static MIN_WORD_LENGTH: GucSetting<i32> = GucSetting::<i32>::new(3);
 
 pub static STATS_BATCH: GucSetting<i32> = GucSetting::<i32>::new(1);
 pub static BACKGROUND_FOLD: GucSetting<bool> = GucSetting::<bool>::new(true);
+pub static PRUNE_CANDIDATES: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static MIN_SHARED_KEYS: GucSetting<i32> = GucSetting::<i32>::new(6);
 pub static SIMILARITY_THRESHOLD: GucSetting<f64> = GucSetting::<f64>::new(0.8);
 /// In kB.
@@ -93,6 +95,14 @@ pub fn init() {
         GucContext::Userset,
         GucFlags::UNIT_KB,
     );
+    GucRegistry::define_bool_guc(
+        c"dedup.prune_candidates",
+        c"Whether candidates are ruled out by bounds before they are weighed.",
+        c"On (the default): a candidate whose feature bounds, computed from the new document's weights and the candidate's unweighed terms, already keep the linear model or the threshold rule at or below 0 in both directions is not weighed. The decisions are the same as with off, which weighs every candidate (for comparison). RBF models are never pruned. Values on and off.",
+        &PRUNE_CANDIDATES,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
 }
 
 /// `dedup.max_document_bytes`, in bytes.
@@ -128,4 +138,9 @@ pub fn background_fold() -> bool {
 /// `dedup.document_cache_size`, in bytes.
 pub fn document_cache_bytes() -> usize {
     DOCUMENT_CACHE_SIZE.get().max(0) as usize * 1024
+}
+
+/// `dedup.prune_candidates`.
+pub fn prune_candidates() -> bool {
+    PRUNE_CANDIDATES.get()
 }

@@ -3,7 +3,7 @@
 
 use crate::document::Document;
 use crate::error::DedupError;
-use crate::features::{Prepared, Side};
+use crate::features::{Prepared, Side, Unweighed};
 use crate::memo::CostLru;
 use crate::pg::cache::{self, StmtMap};
 use crate::pg::spi_err;
@@ -52,6 +52,9 @@ thread_local! {
     /// Decoded, weighed stored documents (see [`Weigher::weigh_stored`]), within
     /// `dedup.document_cache_size`.
     static DOCS: RefCell<CostLru<DocKey, DocEntry>> = RefCell::new(CostLru::new(0));
+    /// Candidates ruled out before weighing, decoded and sketched, within the same
+    /// budget as `DOCS` (and emptied with it).
+    static SKETCHES: RefCell<CostLru<DocKey, Rc<Sketched>>> = RefCell::new(CostLru::new(0));
     /// The term lookup, planned once per backend.
     static TERM_LOOKUP: RefCell<Option<pgrx::spi::OwnedPreparedStatement>> = const { RefCell::new(None) };
 }
@@ -169,6 +172,23 @@ struct DocKey {
     weighting: Weighting,
 }
 
+/// Decides, from its index and its decoded, sketched form, to leave a candidate
+/// unweighed (see [`Weigher::weigh_stored_unless`]).
+pub type SkipFn<'a> = dyn FnMut(usize, &Sketched) -> bool + 'a;
+
+/// A stored document decoded but not weighed, with what `features::bounds` needs
+/// of it.
+pub struct Sketched {
+    pub doc: Document,
+    pub sketch: Unweighed,
+}
+
+impl Sketched {
+    fn heap_bytes(&self) -> usize {
+        std::mem::size_of::<Sketched>() + self.doc.heap_bytes() + self.sketch.heap_bytes()
+    }
+}
+
 struct DocEntry {
     weighed: Rc<Weighed>,
     /// The smallest N any of the statistics behind the weights was read at.
@@ -183,6 +203,7 @@ struct DocEntry {
 pub fn clear_backend_cache() {
     TERMS.with(|t| t.borrow_mut().clear());
     DOCS.with(|d| d.borrow_mut().clear());
+    SKETCHES.with(|d| d.borrow_mut().clear());
 }
 
 /// Loads a collection by name (once per statement); an unknown name raises 42704.
@@ -801,36 +822,88 @@ impl<'c> Weigher<'c> {
     /// one query, and they are kept for next time within
     /// `dedup.document_cache_size`.
     pub fn weigh_stored(&mut self, docs: &[&dyn StoredDoc]) -> Vec<Rc<Weighed>> {
+        self.weigh_stored_unless(docs, None)
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// [`Self::weigh_stored`], except that with `skip`, a document not in the cache
+    /// is first shown, decoded and sketched, to `skip` (with its index in `docs`),
+    /// and is returned unweighed (`Err`) when `skip` says so. Such documents are
+    /// kept decoded and sketched within `dedup.document_cache_size` too: the
+    /// candidate ruled out for one insert is often a candidate of the next.
+    pub fn weigh_stored_unless(
+        &mut self,
+        docs: &[&dyn StoredDoc],
+        mut skip: Option<&mut SkipFn>,
+    ) -> Vec<Result<Rc<Weighed>, Rc<Sketched>>> {
         use crate::pg::OrRaise;
         let budget = crate::gucs::document_cache_bytes();
-        let mut out: Vec<Option<Rc<Weighed>>> = vec![None; docs.len()];
+        let mut out: Vec<Option<Result<Rc<Weighed>, Rc<Sketched>>>> = vec![None; docs.len()];
         let mut todo: Vec<(usize, Option<DocKey>, Document)> = Vec::with_capacity(docs.len());
         DOCS.with(|cell| {
             let mut cache = cell.borrow_mut();
             cache.set_budget(budget);
             for (i, d) in docs.iter().enumerate() {
-                if budget == 0 {
-                    todo.push((i, None, Document::decode(&d.bytes()).or_raise()));
+                let mut key = None;
+                let mut bytes = None;
+                if budget > 0 {
+                    // A version-2 document names itself in its first 17 bytes; an
+                    // old one is read whole and hashed.
+                    let content = match d.stored_key() {
+                        Some(k) => k,
+                        None => {
+                            let b = d.bytes();
+                            let k = crate::document::content_key(&b);
+                            bytes = Some(b);
+                            k
+                        }
+                    };
+                    let k = self.doc_key(content);
+                    if let Some(e) = cache.get(&k) {
+                        if self.still_valid(e) {
+                            out[i] = Some(Ok(e.weighed.clone()));
+                            continue;
+                        }
+                    }
+                    key = Some(k);
+                }
+                let Some(skip) = skip.as_deref_mut() else {
+                    let bytes = bytes.unwrap_or_else(|| d.bytes());
+                    todo.push((i, key, Document::decode(&bytes).or_raise()));
+                    continue;
+                };
+                let kept = key
+                    .as_ref()
+                    .and_then(|k| SKETCHES.with(|s| s.borrow_mut().get(k).cloned()));
+                let fresh = kept.is_none();
+                let sketched = kept.unwrap_or_else(|| {
+                    let bytes = bytes.take().unwrap_or_else(|| d.bytes());
+                    let doc = Document::decode(&bytes).or_raise();
+                    Rc::new(Sketched {
+                        sketch: Unweighed::new(&doc),
+                        doc,
+                    })
+                });
+                if skip(i, &sketched) {
+                    if let (Some(k), true) = (key, fresh) {
+                        SKETCHES.with(|s| {
+                            let mut s = s.borrow_mut();
+                            s.set_budget(budget);
+                            let cost = sketched.heap_bytes();
+                            s.insert(k, sketched.clone(), cost);
+                        });
+                    }
+                    out[i] = Some(Err(sketched));
                     continue;
                 }
-                // A version-2 document names itself in its first 17 bytes; an old
-                // one is read whole and hashed.
-                let (content, bytes) = match d.stored_key() {
-                    Some(k) => (k, None),
-                    None => {
-                        let b = d.bytes();
-                        (crate::document::content_key(&b), Some(b))
-                    }
-                };
-                let key = self.doc_key(content);
-                if let Some(e) = cache.get(&key) {
-                    if self.still_valid(e) {
-                        out[i] = Some(e.weighed.clone());
-                        continue;
-                    }
+                // To be weighed (and cached so): the sketch is not needed again.
+                if let (Some(k), false) = (key.as_ref(), fresh) {
+                    SKETCHES.with(|s| s.borrow_mut().remove(k));
                 }
-                let bytes = bytes.unwrap_or_else(|| d.bytes());
-                todo.push((i, Some(key), Document::decode(&bytes).or_raise()));
+                let doc = Rc::try_unwrap(sketched).map_or_else(|rc| rc.doc.clone(), |s| s.doc);
+                todo.push((i, key, doc));
             }
         });
         if !todo.is_empty() {
@@ -846,11 +919,27 @@ impl<'c> Weigher<'c> {
                         let cost = w.heap_bytes();
                         cache.insert(k, self.entry(w.clone(), read_at), cost);
                     }
-                    out[i] = Some(w);
+                    out[i] = Some(Ok(w));
                 }
             });
         }
-        out.into_iter().flatten().collect()
+        // Every index was filled above: from the cache, skipped, or weighed.
+        out.into_iter()
+            .map(|o| {
+                o.unwrap_or_else(|| {
+                    Err(Rc::new(Sketched {
+                        doc: Document::default(),
+                        sketch: Unweighed::default(),
+                    }))
+                })
+            })
+            .collect()
+    }
+
+    /// Whether every term with tf > 0 weighs > 0 under this weigher (see
+    /// [`weights::weights_positive`]).
+    pub fn weights_positive(&self) -> bool {
+        weights::weights_positive(&self.stats, &self.params)
     }
 
     /// Keeps a weighed document under the bytes it is about to be stored as, so

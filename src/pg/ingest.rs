@@ -8,7 +8,7 @@ use crate::error::DedupError;
 use crate::features::N_FEATURES;
 use crate::gucs;
 use crate::pg::cache;
-use crate::pg::collections::{self, Collection, Weigher};
+use crate::pg::collections::{self, Collection, Sketched, Weigher};
 use crate::pg::config_cache;
 use crate::pg::models::{self, verdict, Authorities, Loaded, Weighted};
 use crate::pg::scan;
@@ -218,13 +218,18 @@ struct Candidate {
     duplicate_of: Option<String>,
 }
 
+/// A candidate as found: weighed, or left unweighed because its bounds already
+/// rule out a duplicate either way (see [`Pruner`]), with its decoded document and
+/// the bound on "new duplicates it".
+type Found = Result<Weighted, (Rc<Sketched>, f64)>;
+
 /// The rows whose signatures match `sig`, best first, each weighed (through the
 /// backend document cache: a candidate seen before is neither decompressed nor
-/// decoded again). With `fresh` (a writer holding the signature locks) the lookup
-/// takes a new snapshot, so it sees a near-identical row that a concurrent writer
-/// committed while this one waited for the locks. The lookup reads the signature
-/// index directly (`pg::scan`); a table without a usable index runs the same
-/// search as a query.
+/// decoded again) unless `prune` rules it out unweighed. With `fresh` (a writer
+/// holding the signature locks) the lookup takes a new snapshot, so it sees a
+/// near-identical row that a concurrent writer committed while this one waited for
+/// the locks. The lookup reads the signature index directly (`pg::scan`); a table
+/// without a usable index runs the same search as a query.
 fn find_candidates(
     cfg: &TableConfig,
     sig: &Signature,
@@ -232,10 +237,38 @@ fn find_candidates(
     fresh: bool,
     weigher: &mut Weigher,
     auth: &Authorities,
-) -> Vec<(Candidate, Weighted)> {
+    prune: &Pruner,
+) -> Vec<(Candidate, Found)> {
     if sig.keys.is_empty() {
         return Vec::new();
     }
+    // Weighs the documents of `rows`, or not (see `Pruner::rules_out`).
+    let weigh = |weigher: &mut Weigher, docs: &[&dyn StoredDoc]| -> Vec<Found> {
+        let mut bound = vec![0.0; docs.len()];
+        let mut rule = |i: usize, s: &Sketched| match prune.rules_out(s, auth) {
+            Some(upper_new) => {
+                if let Some(b) = bound.get_mut(i) {
+                    *b = upper_new;
+                }
+                true
+            }
+            None => false,
+        };
+        let weighed = weigher.weigh_stored_unless(
+            docs,
+            prune
+                .active()
+                .then_some(&mut rule as &mut dyn FnMut(usize, &Sketched) -> bool),
+        );
+        weighed
+            .into_iter()
+            .zip(bound)
+            .map(|(w, upper_new)| match w {
+                Ok(w) => Ok(models::with_authority(w, auth)),
+                Err(s) => Err((s, upper_new)),
+            })
+            .collect()
+    };
     if let Some(target) = &cfg.scan {
         let found = scan::candidates(
             target,
@@ -256,7 +289,7 @@ fn find_candidates(
             })
             .collect();
         let refs: Vec<&dyn StoredDoc> = rows.iter().map(|(_, d)| d as &dyn StoredDoc).collect();
-        let weighed = weigher.weigh_stored(&refs);
+        let weighed = weigh(weigher, &refs);
         return rows
             .into_iter()
             .zip(weighed)
@@ -266,7 +299,7 @@ fn find_candidates(
                         key: f.key,
                         duplicate_of: f.duplicate_of,
                     },
-                    models::with_authority(w, auth),
+                    w,
                 )
             })
             .collect();
@@ -298,26 +331,111 @@ fn find_candidates(
             })
             .collect();
         let docs: Vec<&dyn StoredDoc> = rows.iter().map(|(_, d)| d as &dyn StoredDoc).collect();
-        let weighed = weigher.weigh_stored(&docs);
+        let weighed = weigh(weigher, &docs);
         rows.into_iter()
             .zip(weighed)
-            .map(|((c, _), w)| (c, models::with_authority(w, auth)))
+            .map(|((c, _), w)| (c, w))
             .collect()
     })
 }
 
-/// Judges a new document against candidates in both directions.
-fn judge(model: Option<&Loaded>, new: &Weighted, cands: &[(Candidate, Weighted)]) -> Vec<Judged> {
+/// Rules candidates out before they are weighed: from the new document's weights
+/// and a candidate's decoded terms, segments and numbers alone,
+/// [`crate::features::bounds`] bounds ρ in both directions, and the model (or the
+/// threshold rule) bounds its decision value over those ranges. A candidate whose
+/// bounds are ≤ 0 both ways duplicates nothing and is duplicated by nothing, and
+/// is never weighed: most candidates share a word or two with the new document
+/// and no more. The decisions are exactly those of weighing everything (see
+/// [`check`] for the one case that weighs them after all). RBF models give no
+/// bound and rule nothing out.
+struct Pruner<'a> {
+    new: Option<(&'a Weighted, Option<&'a Loaded>, bool)>,
+}
+
+impl Pruner<'_> {
+    fn active(&self) -> bool {
+        self.new.is_some()
+    }
+
+    /// `Some(bound on "new duplicates it")` when the candidate is ruled out.
+    fn rules_out(&self, cand: &Sketched, auth: &Authorities) -> Option<f64> {
+        let (new, model, positive) = self.new?;
+        let (ab, ba) = crate::features::bounds(
+            &new.side(),
+            &new.w.prep,
+            &cand.doc,
+            &cand.sketch,
+            auth.of(cand.doc.source.as_deref()),
+            positive,
+        );
+        let upper = |r: &[crate::features::Range; N_FEATURES]| match model {
+            Some(m) => m.model.decision_upper(r),
+            None => Some(decide::threshold_rule_upper(r)),
+        };
+        let (new_dup, cand_dup) = (upper(&ab)?, upper(&ba)?);
+        (new_dup <= 0.0 && cand_dup <= 0.0).then_some(new_dup)
+    }
+}
+
+thread_local! {
+    /// This backend's candidate counts since it started: examined, ruled out
+    /// unweighed, and ruled out but weighed after all (see [`check`]).
+    static COUNTS: std::cell::Cell<[i64; 3]> = const { std::cell::Cell::new([0; 3]) };
+}
+
+fn count(examined: usize, pruned: usize, reweighed: usize) {
+    COUNTS.with(|c| {
+        let [e, p, r] = c.get();
+        c.set([e + examined as i64, p + pruned as i64, r + reweighed as i64]);
+    });
+}
+
+/// This backend's candidate counts (for benchmarks and tests): candidates examined
+/// by inserts, `is_duplicate` and `find_original`, those ruled out before weighing,
+/// and those of them weighed after all.
+#[pg_extern(volatile, parallel_restricted)]
+fn _candidate_counts() -> TableIterator<
+    'static,
+    (
+        name!(examined, i64),
+        name!(pruned, i64),
+        name!(reweighed, i64),
+    ),
+> {
+    let [e, p, r] = COUNTS.with(|c| c.get());
+    TableIterator::once((e, p, r))
+}
+
+/// Judges a new document against the weighed candidates in both directions, in
+/// candidate order; those left unweighed are weighed here only if `upper_new`
+/// (their bound) reaches `reach`.
+fn judge(
+    model: Option<&Loaded>,
+    new: &Weighted,
+    cands: &[(Candidate, Found)],
+    weigher: &mut Weigher,
+    auth: &Authorities,
+    reach: Option<f64>,
+) -> Vec<Judged> {
     cands
         .iter()
-        .map(|(c, w)| {
+        .filter_map(|(c, found)| {
+            let weighed;
+            let w = match found {
+                Ok(w) => w,
+                Err((s, upper_new)) if reach.is_some_and(|r| *upper_new >= r) => {
+                    weighed = models::with_authority(weigher.weigh(s.doc.clone()), auth);
+                    &weighed
+                }
+                Err(_) => return None,
+            };
             let (ab, ba) = models::both_ways(new, w);
-            Judged {
+            Some(Judged {
                 key: c.key.clone(),
                 duplicate_of: c.duplicate_of.clone(),
                 score_new_dup: score(model, &ab),
                 score_cand_dup: score(model, &ba),
-            }
+            })
         })
         .collect()
 }
@@ -369,9 +487,49 @@ pub fn check(
     if commit {
         lock_keys(cfg.coll.id, &sig.keys);
     }
-    let cands = find_candidates(cfg, &sig, self_key, commit, &mut weigher, &auth);
-    let judged = judge(model.as_deref(), &new, &cands);
-    let d = decide::choose(&judged);
+    let bounded = model
+        .as_deref()
+        .is_none_or(|m| m.model.kernel == crate::svm::Kernel::Linear);
+    let pruner = Pruner {
+        new: (bounded && gucs::prune_candidates()).then_some((
+            &new,
+            model.as_deref(),
+            weigher.weights_positive(),
+        )),
+    };
+    let cands = find_candidates(cfg, &sig, self_key, commit, &mut weigher, &auth, &pruner);
+    count(
+        cands.len(),
+        cands.iter().filter(|(_, f)| f.is_err()).count(),
+        0,
+    );
+    let mut judged = judge(model.as_deref(), &new, &cands, &mut weigher, &auth, None);
+    let mut d = decide::choose(&judged);
+    // With no duplicate, the verdict is that of the closest candidate (the highest
+    // "new duplicates it" value): when that says "it duplicates new", a candidate
+    // left unweighed (which duplicates nothing either way) could be closer still.
+    // Weigh those whose bound reaches it, and decide again: rare, and exact.
+    if !d.new_dup
+        && d.cand_dup
+        && cands
+            .iter()
+            .any(|(_, f)| matches!(f, Err((_, u)) if *u >= d.score))
+    {
+        let reweighed = cands
+            .iter()
+            .filter(|(_, f)| matches!(f, Err((_, u)) if *u >= d.score))
+            .count();
+        count(0, 0, reweighed);
+        judged = judge(
+            model.as_deref(),
+            &new,
+            &cands,
+            &mut weigher,
+            &auth,
+            Some(d.score),
+        );
+        d = decide::choose(&judged);
+    }
     let add = store == Store::Always || (store == Store::UnlessDuplicate && d.original.is_none());
     let stored = add.then(|| {
         collections::add(cfg.coll.id, new.doc());
