@@ -36,13 +36,15 @@ SELECT pg_catalog.pg_extension_config_dump('dedup.rejected_id_seq', '');
 -- INSERT, and BEFORE UPDATE OF the text columns.
 
 -- Any change to the tables the trigger's configuration comes from (enabled
--- tables, collections, source authorities) empties every backend's cache of it
+-- tables, collections, source authorities, models) empties every backend's cache of it
 -- (src/pg/config_cache.rs).
 CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dedup.enabled_tables
     FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
 CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dedup.collections
     FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
 CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dedup.sources
+    FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
+CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dedup.models
     FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
 
 -- Keeps the collection statistics right when rows go away.

@@ -1,4 +1,5 @@
-//! Backend caches of configuration: enabled tables and source authorities.
+//! Backend caches of configuration: enabled tables and source authorities (and the
+//! epoch the model cache, `pg::models`, keeps its models under).
 //!
 //! Every trigger insert needs its table's row of `dedup.enabled_tables`, the
 //! collection it names and the collection's rows of `dedup.sources`. They change
@@ -8,8 +9,9 @@
 //! through PostgreSQL's relcache invalidation, the mechanism the server's own
 //! caches use:
 //!
-//! - a statement-level trigger on `dedup.enabled_tables`, `dedup.collections` and
-//!   `dedup.sources` ([`_config_changed`]) queues a relcache invalidation of that
+//! - a statement-level trigger on `dedup.enabled_tables`, `dedup.collections`,
+//!   `dedup.sources` and `dedup.models` ([`_config_changed`]) queues a relcache
+//!   invalidation of that
 //!   table; it reaches this backend at its next command, and every other backend
 //!   after the commit, and a rollback replays it locally;
 //! - DDL on an enabled table (ALTER, DROP, the column changes of `enable` and
@@ -121,7 +123,7 @@ pub fn watch(relid: pg_sys::Oid) {
 }
 
 /// Whether an entry read now may outlive the statement (see the module notes).
-fn keepable() -> bool {
+pub fn keepable() -> bool {
     // SAFETY: plain reads of the backend's transaction state.
     let (xact_snapshot, stmt_start) = unsafe {
         (
@@ -152,12 +154,12 @@ fn register() {
         let t = cache::select(
             c,
             "SELECT 'dedup.enabled_tables'::regclass::oid, 'dedup.collections'::regclass::oid, \
-             'dedup.sources'::regclass::oid",
+             'dedup.sources'::regclass::oid, 'dedup.models'::regclass::oid",
             Some(1),
             &[],
         );
         let r = t.first();
-        (1..=3)
+        (1..=4)
             .map(|i| r.get::<pg_sys::Oid>(i).ok().flatten())
             .collect()
     });

@@ -143,6 +143,11 @@ struct CacheEntry {
     loaded: Rc<Loaded>,
     /// Statement (transaction start, statement start) the version was last checked in.
     checked_in: (i64, i64),
+    /// The configuration epoch the version was checked at, when that check may
+    /// outlive its statement (`config_cache::keepable`): until the epoch moves (any
+    /// change to `dedup.models` moves it, in every backend), the entry is current
+    /// without a query.
+    kept_at: Option<u64>,
 }
 
 thread_local! {
@@ -179,14 +184,16 @@ fn unknown_model(name: &str) -> DedupError {
 pub fn model(name: &str) -> Rc<Loaded> {
     crate::pg::cache::ensure_abort_hook();
     let stamp = statement_stamp();
+    let epoch = crate::pg::config_cache::epoch();
     if let Some(l) = CACHE.with(|c| {
         c.borrow()
             .get(name)
-            .filter(|e| e.checked_in == stamp)
+            .filter(|e| e.checked_in == stamp || e.kept_at == Some(epoch))
             .map(|e| e.loaded.clone())
     }) {
         return l;
     }
+    let kept_at = crate::pg::config_cache::keepable().then_some(epoch);
     let version = Spi::connect(|c| {
         let t = crate::pg::cache::select(
             c,
@@ -207,6 +214,7 @@ pub fn model(name: &str) -> Rc<Loaded> {
         let e = c.get_mut(name)?;
         if e.loaded.version == version {
             e.checked_in = stamp;
+            e.kept_at = kept_at;
             Some(e.loaded.clone())
         } else {
             None
@@ -244,6 +252,7 @@ pub fn model(name: &str) -> Rc<Loaded> {
             CacheEntry {
                 loaded: loaded.clone(),
                 checked_in: stamp,
+                kept_at,
             },
         )
     });

@@ -74,6 +74,14 @@ SELECT (SELECT count(*) FROM fo_on) AS find_original_rows,
        (SELECT count(*) FROM isd_on WHERE d) AS duplicates,
        (SELECT count(*) FROM isd_on JOIN isd_off USING (id) WHERE isd_on.d IS DISTINCT FROM isd_off.d) AS is_duplicate_differs;
 
+-- A model kept across statements is dropped from the cache when another session
+-- changes dedup.models: this session's next statement sees the change.
+SELECT dedup.is_duplicate('lin_on', 'Мэр объявил закон.') AS model_cached;
+\! psql -X -q -d pg_dedup_regress -c "UPDATE dedup.models SET name = 'prune_linear_renamed' WHERE name = 'prune_linear'"
+SELECT err($$SELECT dedup.is_duplicate('lin_on', 'Мэр объявил закон.')$$);
+\! psql -X -q -d pg_dedup_regress -c "UPDATE dedup.models SET name = 'prune_linear' WHERE name = 'prune_linear_renamed'"
+SELECT dedup.is_duplicate('lin_on', 'Мэр объявил закон.') AS model_back;
+
 -- The threshold rule (no model).
 CREATE TABLE rule_on (id int PRIMARY KEY, title text, body text);
 CREATE TABLE rule_off (id int PRIMARY KEY, title text, body text);
