@@ -431,7 +431,36 @@ mod tests {
             v2.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&buf[1..]).to_le_bytes());
             v2.extend_from_slice(&buf[1..]);
             let _ = Document::decode(&v2);
+            let _ = Document::skim(&buf);
+            if let Ok(d) = Document::decode(&v2) {
+                assert_eq!(Document::skim(&v2).unwrap(), crate::document::Skim::of(&d));
+            }
         }
+    }
+
+    #[test]
+    fn skim_reads_what_decode_reads() {
+        use crate::document::Skim;
+        let d = sample();
+        let b = d.encode();
+        let s = Document::skim(&b).unwrap();
+        assert_eq!(s, Skim::of(&d));
+        assert_eq!(s.terms.len(), d.terms.len());
+        assert_eq!(s.sentences.len(), d.sentences.len());
+        assert_eq!(
+            Document::skim(&Document::default().encode()).unwrap(),
+            Skim::default()
+        );
+        for n in 0..b.len() {
+            assert!(Document::skim(&b[..n]).is_err(), "prefix {n} skimmed");
+        }
+        let mut extra = b.clone();
+        extra.push(0);
+        assert!(Document::skim(&extra).is_err());
+        let mut flipped = b.clone();
+        let last = flipped.len() - 1;
+        flipped[last] ^= 1;
+        assert!(Document::skim(&flipped).is_err());
     }
 
     #[test]

@@ -231,6 +231,96 @@ impl<'a> Reader<'a> {
         a.copy_from_slice(s);
         Ok(a)
     }
+    /// The version byte, the content hash (checked), and the fields before the
+    /// term lists.
+    fn head(&mut self) -> Result<Head> {
+        let version = self.byte()?;
+        match version {
+            FORMAT_VERSION_1 => {}
+            FORMAT_VERSION => {
+                let h = u128::from_le_bytes(self.fixed::<16>()?);
+                if h != xxhash_rust::xxh3::xxh3_128(&self.buf[HEADER_LEN..]) {
+                    return Err(DedupError::corrupted(
+                        "document content hash does not match its bytes",
+                    ));
+                }
+            }
+            _ => {
+                return Err(DedupError::corrupted(format!(
+                    "unsupported document format version {version} (this build reads 1 and {FORMAT_VERSION})"
+                )))
+            }
+        }
+        let flags = self.byte()?;
+        let images = self.u32v()?;
+        let links = self.u32v()?;
+        let words = self.u32v()?;
+        let fingerprint = u128::from_le_bytes(self.fixed::<16>()?);
+        let published_at = if flags & FLAG_TIME != 0 {
+            Some(i64::from_le_bytes(self.fixed::<8>()?))
+        } else {
+            None
+        };
+        let source = if flags & FLAG_SOURCE != 0 {
+            Some(self.string()?)
+        } else {
+            None
+        };
+        Ok(Head {
+            images,
+            links,
+            words,
+            fingerprint,
+            published_at,
+            source,
+        })
+    }
+    /// A term list as the xxh3-64 hashes of its terms, in order, and (when asked)
+    /// whether each tf is > 0.
+    fn term_hashes(&mut self, mut positive: Option<&mut Vec<bool>>) -> Result<Vec<u64>> {
+        let n = self.count()?;
+        let mut out = Vec::with_capacity(n);
+        let mut prev: Vec<u8> = Vec::new();
+        for _ in 0..n {
+            let shared = self.var()? as usize;
+            if shared > prev.len() {
+                return Err(DedupError::corrupted("document term prefix out of range"));
+            }
+            let len = self.count()?;
+            let suffix = self.take(len)?;
+            prev.truncate(shared);
+            prev.extend_from_slice(suffix);
+            let tf = self.u32v()?;
+            out.push(xxhash_rust::xxh3::xxh3_64(&prev));
+            if let Some(p) = positive.as_deref_mut() {
+                p.push(tf > 0);
+            }
+        }
+        Ok(out)
+    }
+    /// Segments as (hash, whether one of its terms has tf > 0).
+    fn segment_hashes(&mut self, positive: &[bool]) -> Result<Vec<(u64, bool)>> {
+        let n = self.count()?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let hash = u64::from_le_bytes(self.fixed::<8>()?);
+            let k = self.count()?;
+            let mut weighs = false;
+            for _ in 0..k {
+                let i = self.u32v()? as usize;
+                match positive.get(i) {
+                    Some(&p) => weighs |= p,
+                    None => {
+                        return Err(DedupError::corrupted(
+                            "document segment term index out of range",
+                        ))
+                    }
+                }
+            }
+            out.push((hash, weighs));
+        }
+        Ok(out)
+    }
     fn terms(&mut self) -> Result<Vec<TermFreq>> {
         let n = self.count()?;
         let mut out: Vec<TermFreq> = Vec::with_capacity(n);
@@ -278,7 +368,106 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The fields of the binary form before the term lists.
+struct Head {
+    images: u32,
+    links: u32,
+    words: u32,
+    fingerprint: u128,
+    published_at: Option<i64>,
+    source: Option<String>,
+}
+
+/// What ruling a stored document out as a candidate needs (`features::Unweighed`),
+/// read from its binary form without building the [`Document`]: no term strings,
+/// no per-segment vectors. Terms and numbers are hashed as `features` hashes them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Skim {
+    pub images: u32,
+    pub links: u32,
+    pub published_at: Option<i64>,
+    pub source: Option<String>,
+    /// xxh3-64 of each body term, in term order.
+    pub terms: Vec<u64>,
+    pub title_terms: Vec<u64>,
+    /// xxh3-64 of each number, in text order.
+    pub numbers: Vec<u64>,
+    /// Each sentence's hash, and whether it holds a term with tf > 0.
+    pub sentences: Vec<(u64, bool)>,
+    pub paragraphs: Vec<(u64, bool)>,
+}
+
+impl Skim {
+    /// What [`Document::skim`] reads from `d`'s encoding.
+    pub fn of(d: &Document) -> Skim {
+        let h = |t: &[TermFreq]| -> Vec<u64> {
+            t.iter()
+                .map(|t| xxhash_rust::xxh3::xxh3_64(t.term.as_bytes()))
+                .collect()
+        };
+        let seg = |s: &[Segment]| -> Vec<(u64, bool)> {
+            s.iter()
+                .map(|s| {
+                    let weighs = s
+                        .terms
+                        .iter()
+                        .any(|&k| d.terms.get(k as usize).is_some_and(|t| t.tf > 0));
+                    (s.hash, weighs)
+                })
+                .collect()
+        };
+        Skim {
+            images: d.images,
+            links: d.links,
+            published_at: d.published_at,
+            source: d.source.clone(),
+            terms: h(&d.terms),
+            title_terms: h(&d.title_terms),
+            numbers: d
+                .numbers
+                .iter()
+                .map(|n| xxhash_rust::xxh3::xxh3_64(n.as_bytes()))
+                .collect(),
+            sentences: seg(&d.sentences),
+            paragraphs: seg(&d.paragraphs),
+        }
+    }
+}
+
 impl Document {
+    /// Reads the [`Skim`] of a binary form: the checks of [`Document::decode`] on
+    /// the header (version, content hash) and on every length and index, but not
+    /// the UTF-8 and order of the terms.
+    pub fn skim(buf: &[u8]) -> Result<Skim> {
+        let mut r = Reader { buf, pos: 0 };
+        let head = r.head()?;
+        let mut positive = Vec::new();
+        let terms = r.term_hashes(Some(&mut positive))?;
+        let title_terms = r.term_hashes(None)?;
+        let n = r.count()?;
+        let mut numbers = Vec::with_capacity(n);
+        for _ in 0..n {
+            let len = r.count()?;
+            numbers.push(xxhash_rust::xxh3::xxh3_64(r.take(len)?));
+        }
+        let sentences = r.segment_hashes(&positive)?;
+        let paragraphs = r.segment_hashes(&positive)?;
+        if r.pos != buf.len() {
+            return Err(DedupError::corrupted("document has trailing bytes"));
+        }
+        Ok(Skim {
+            images: head.images,
+            links: head.links,
+            published_at: head.published_at,
+            source: head.source,
+            terms,
+            title_terms,
+            numbers,
+            sentences,
+            paragraphs,
+        })
+    }
+
     /// The binary form stored in the varlena.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(64 + self.terms.len() * 8);
@@ -318,38 +507,14 @@ impl Document {
     /// Parses the binary form, checking every invariant. Never panics.
     pub fn decode(buf: &[u8]) -> Result<Document> {
         let mut r = Reader { buf, pos: 0 };
-        let version = r.byte()?;
-        match version {
-            FORMAT_VERSION_1 => {}
-            FORMAT_VERSION => {
-                let h = u128::from_le_bytes(r.fixed::<16>()?);
-                if h != xxhash_rust::xxh3::xxh3_128(&buf[HEADER_LEN..]) {
-                    return Err(DedupError::corrupted(
-                        "document content hash does not match its bytes",
-                    ));
-                }
-            }
-            _ => {
-                return Err(DedupError::corrupted(format!(
-                    "unsupported document format version {version} (this build reads 1 and {FORMAT_VERSION})"
-                )))
-            }
-        }
-        let flags = r.byte()?;
-        let images = r.u32v()?;
-        let links = r.u32v()?;
-        let words = r.u32v()?;
-        let fingerprint = u128::from_le_bytes(r.fixed::<16>()?);
-        let published_at = if flags & FLAG_TIME != 0 {
-            Some(i64::from_le_bytes(r.fixed::<8>()?))
-        } else {
-            None
-        };
-        let source = if flags & FLAG_SOURCE != 0 {
-            Some(r.string()?)
-        } else {
-            None
-        };
+        let Head {
+            images,
+            links,
+            words,
+            fingerprint,
+            published_at,
+            source,
+        } = r.head()?;
         let terms = r.terms()?;
         let title_terms = r.terms()?;
         let n = r.count()?;

@@ -32,7 +32,7 @@
 //! a branch-free merge step (3.3 µs for text) and precomputed 8-byte term prefixes
 //! (5.2 µs).
 
-use crate::document::{Document, Segment, TermFreq};
+use crate::document::{Document, Segment, Skim, TermFreq};
 
 /// Names of the features, in the order [`compare`] returns them.
 pub const FEATURE_NAMES: [&str; 11] = [
@@ -407,7 +407,9 @@ const COSINE_SLACK: f64 = 1e-9;
 
 /// What [`bounds`] needs of the unweighed side, built once per document (and kept
 /// with it: a document ruled out against one new document is often a candidate of
-/// the next): term hashes sorted, segment hashes sorted, number keys.
+/// the next): term hashes sorted, segment hashes sorted, number keys, counts, time,
+/// source. Built from a [`Skim`], which reads it off the stored bytes without
+/// decoding the document.
 #[derive(Debug, Clone, Default)]
 pub struct Unweighed {
     terms: Vec<u64>,
@@ -420,36 +422,45 @@ pub struct Unweighed {
     paragraphs_weigh: bool,
     numbers: Vec<u64>,
     number_set: Vec<u64>,
+    images: u32,
+    links: u32,
+    published_at: Option<i64>,
+    /// The document's source (for its authority).
+    pub source: Option<String>,
 }
 
 impl Unweighed {
     pub fn new(b: &Document) -> Unweighed {
-        let hashes = |t: &[TermFreq]| {
-            let mut h: Vec<u64> = t
-                .iter()
-                .map(|t| xxhash_rust::xxh3::xxh3_64(t.term.as_bytes()))
-                .collect();
+        Unweighed::from_skim(Skim::of(b))
+    }
+
+    pub fn from_skim(s: Skim) -> Unweighed {
+        let sorted = |mut h: Vec<u64>| {
             h.sort_unstable();
             h
         };
-        let weigh = |segs: &[Segment]| {
-            segs.iter().any(|s| {
-                s.terms
-                    .iter()
-                    .any(|&k| b.terms.get(k as usize).is_some_and(|t| t.tf > 0))
-            })
+        // `a` in `b` reads only `b`'s hashes: unweighed sets give the same answer.
+        let set = |segs: &[(u64, bool)]| {
+            let mut sorted: Vec<(u64, f64)> = segs.iter().map(|&(h, _)| (h, 0.0)).collect();
+            sorted.sort_unstable_by_key(|&(h, _)| h);
+            SegmentSet { sorted, total: 0.0 }
         };
-        let (numbers, number_set) = number_keys(b);
+        let mut number_set = s.numbers.clone();
+        number_set.sort_unstable();
+        number_set.dedup();
         Unweighed {
-            terms: hashes(&b.terms),
-            title_terms: hashes(&b.title_terms),
-            // `a` in `b` reads only `b`'s hashes: unweighed sets give the same answer.
-            sentences: segment_set(&b.sentences, &[]),
-            paragraphs: segment_set(&b.paragraphs, &[]),
-            sentences_weigh: weigh(&b.sentences),
-            paragraphs_weigh: weigh(&b.paragraphs),
-            numbers,
+            sentences: set(&s.sentences),
+            paragraphs: set(&s.paragraphs),
+            sentences_weigh: s.sentences.iter().any(|&(_, w)| w),
+            paragraphs_weigh: s.paragraphs.iter().any(|&(_, w)| w),
+            terms: sorted(s.terms),
+            title_terms: sorted(s.title_terms),
+            numbers: s.numbers,
             number_set,
+            images: s.images,
+            links: s.links,
+            published_at: s.published_at,
+            source: s.source,
         }
     }
 
@@ -457,6 +468,7 @@ impl Unweighed {
     pub fn heap_bytes(&self) -> usize {
         8 * (self.terms.len() + self.title_terms.len() + self.numbers.len() + self.number_set.len())
             + 16 * (self.sentences.sorted.len() + self.paragraphs.sorted.len())
+            + self.source.as_ref().map_or(0, |s| s.len())
     }
 }
 
@@ -479,7 +491,6 @@ impl Unweighed {
 pub fn bounds(
     a: &Side,
     pa: &Prepared,
-    b: &Document,
     ub: &Unweighed,
     b_authority: f64,
     b_weights_positive: bool,
@@ -506,13 +517,13 @@ pub fn bounds(
     exact_ba[NUMBERS_SEQUENCE] = exact_ab[NUMBERS_SEQUENCE];
     exact_ab[SENTENCES_INCLUSION] = inclusion_prepared(&pa.sentences, &ub.sentences);
     exact_ab[PARAGRAPHS_INCLUSION] = inclusion_prepared(&pa.paragraphs, &ub.paragraphs);
-    let b_side = Side {
-        doc: b,
-        weights: &[],
-        title_weights: &[],
+    let b_meta = Meta {
+        images: ub.images,
+        links: ub.links,
+        published_at: ub.published_at,
         authority: b_authority,
     };
-    finish_both(a, &b_side, &mut exact_ab, &mut exact_ba);
+    finish_meta(&Meta::of(a), &b_meta, &mut exact_ab, &mut exact_ba);
     for k in [
         NUMBERS_INCLUSION,
         NUMBERS_SEQUENCE,
@@ -602,10 +613,34 @@ fn reverse_inclusion_range(b: &SegmentSet, a: &SegmentSet, weighs: bool) -> Rang
 /// The per-direction features that need no comparison (counts, time, authorities),
 /// then [`sanitize`] over both vectors.
 fn finish_both(a: &Side, b: &Side, ab: &mut [f64; N_FEATURES], ba: &mut [f64; N_FEATURES]) {
+    finish_meta(&Meta::of(a), &Meta::of(b), ab, ba);
+}
+
+/// What the per-direction features that need no comparison read of a side.
+struct Meta {
+    images: u32,
+    links: u32,
+    published_at: Option<i64>,
+    authority: f64,
+}
+
+impl Meta {
+    fn of(s: &Side) -> Meta {
+        Meta {
+            images: s.doc.images,
+            links: s.doc.links,
+            published_at: s.doc.published_at,
+            authority: s.authority,
+        }
+    }
+}
+
+/// [`finish_both`] on the sides' [`Meta`].
+fn finish_meta(a: &Meta, b: &Meta, ab: &mut [f64; N_FEATURES], ba: &mut [f64; N_FEATURES]) {
     for (x, y, f) in [(a, b, ab), (b, a, ba)] {
-        f[IMAGES] = x.doc.images as f64 - y.doc.images as f64;
-        f[LINKS] = x.doc.links as f64 - y.doc.links as f64;
-        f[TIME] = match (x.doc.published_at, y.doc.published_at) {
+        f[IMAGES] = x.images as f64 - y.images as f64;
+        f[LINKS] = x.links as f64 - y.links as f64;
+        f[TIME] = match (x.published_at, y.published_at) {
             (Some(tx), Some(ty)) => (tx as i128 - ty as i128) as f64 / 1e6,
             _ => 0.0,
         };
@@ -1010,7 +1045,7 @@ mod tests {
                     let twb: Vec<f64> = b.title_terms.iter().map(|_| 0.1 + shape as f64).collect();
                     let sb = side(b, &wb, &twb, 0.8);
                     let positive = shape < 3 && b.terms.iter().all(|t| t.tf > 0);
-                    let (rab, rba) = bounds(&sa, &pa, b, &Unweighed::new(b), 0.8, positive);
+                    let (rab, rba) = bounds(&sa, &pa, &Unweighed::new(b), 0.8, positive);
                     let (ab, ba) = compare_prepared(&sa, &pa, &sb, &Prepared::new(&sb));
                     for k in 0..N_FEATURES {
                         assert!(
@@ -1039,10 +1074,10 @@ mod tests {
         let wa: Vec<f64> = a.terms.iter().map(|_| 1.0).collect();
         let sa = side(a, &wa, &[], 0.0);
         let pa = Prepared::new(&sa);
-        let (r, _) = bounds(&sa, &pa, a, &Unweighed::new(a), 0.0, true);
+        let (r, _) = bounds(&sa, &pa, &Unweighed::new(a), 0.0, true);
         assert!(r[TEXT].lo == 0.0 && r[TEXT].hi >= 1.0);
         let none = Document::default();
-        let (r, rb) = bounds(&sa, &pa, &none, &Unweighed::new(&none), 0.0, true);
+        let (r, rb) = bounds(&sa, &pa, &Unweighed::new(&none), 0.0, true);
         assert!(r[TEXT].lo >= 1.0 - 2.0 * COSINE_SLACK);
         assert_eq!(rb[SENTENCES_INCLUSION], Range::exact(0.0));
     }

@@ -176,16 +176,21 @@ struct DocKey {
 /// unweighed (see [`Weigher::weigh_stored_unless`]).
 pub type SkipFn<'a> = dyn FnMut(usize, &Sketched) -> bool + 'a;
 
-/// A stored document decoded but not weighed, with what `features::bounds` needs
-/// of it.
+/// A stored document not decoded or weighed: its bytes (uncompressed), and what
+/// `features::bounds` needs of it, skimmed from them.
 pub struct Sketched {
-    pub doc: Document,
+    pub bytes: Vec<u8>,
     pub sketch: Unweighed,
 }
 
 impl Sketched {
     fn heap_bytes(&self) -> usize {
-        std::mem::size_of::<Sketched>() + self.doc.heap_bytes() + self.sketch.heap_bytes()
+        std::mem::size_of::<Sketched>() + self.bytes.len() + self.sketch.heap_bytes()
+    }
+
+    /// The document itself (corrupt bytes raise XX001, as any decode does).
+    pub fn decode(&self) -> Document {
+        Document::decode(&self.bytes).or_raise()
     }
 }
 
@@ -829,10 +834,11 @@ impl<'c> Weigher<'c> {
     }
 
     /// [`Self::weigh_stored`], except that with `skip`, a document not in the cache
-    /// is first shown, decoded and sketched, to `skip` (with its index in `docs`),
-    /// and is returned unweighed (`Err`) when `skip` says so. Such documents are
-    /// kept decoded and sketched within `dedup.document_cache_size` too: the
-    /// candidate ruled out for one insert is often a candidate of the next.
+    /// is first skimmed (`Document::skim`: hashes and counts read off its bytes,
+    /// without decoding it) and shown to `skip` (with its index in `docs`); when
+    /// `skip` says so it is returned unweighed and undecoded (`Err`). Such
+    /// documents are kept, as bytes and sketch, within `dedup.document_cache_size`
+    /// too: the candidate ruled out for one insert is often a candidate of the next.
     pub fn weigh_stored_unless(
         &mut self,
         docs: &[&dyn StoredDoc],
@@ -880,10 +886,10 @@ impl<'c> Weigher<'c> {
                 let fresh = kept.is_none();
                 let sketched = kept.unwrap_or_else(|| {
                     let bytes = bytes.take().unwrap_or_else(|| d.bytes());
-                    let doc = Document::decode(&bytes).or_raise();
+                    let sketch = Unweighed::from_skim(Document::skim(&bytes).or_raise());
                     Rc::new(Sketched {
-                        sketch: Unweighed::new(&doc),
-                        doc,
+                        bytes: bytes.into_owned(),
+                        sketch,
                     })
                 });
                 if skip(i, &sketched) {
@@ -902,8 +908,7 @@ impl<'c> Weigher<'c> {
                 if let (Some(k), false) = (key.as_ref(), fresh) {
                     SKETCHES.with(|s| s.borrow_mut().remove(k));
                 }
-                let doc = Rc::try_unwrap(sketched).map_or_else(|rc| rc.doc.clone(), |s| s.doc);
-                todo.push((i, key, doc));
+                todo.push((i, key, sketched.decode()));
             }
         });
         if !todo.is_empty() {
@@ -928,7 +933,7 @@ impl<'c> Weigher<'c> {
             .map(|o| {
                 o.unwrap_or_else(|| {
                     Err(Rc::new(Sketched {
-                        doc: Document::default(),
+                        bytes: Vec::new(),
                         sketch: Unweighed::default(),
                     }))
                 })

@@ -363,9 +363,8 @@ impl Pruner<'_> {
         let (ab, ba) = crate::features::bounds(
             &new.side(),
             &new.w.prep,
-            &cand.doc,
             &cand.sketch,
-            auth.of(cand.doc.source.as_deref()),
+            auth.of(cand.sketch.source.as_deref()),
             positive,
         );
         let upper = |r: &[crate::features::Range; N_FEATURES]| match model {
@@ -424,7 +423,7 @@ fn judge(
             let w = match found {
                 Ok(w) => w,
                 Err((s, upper_new)) if reach.is_some_and(|r| *upper_new >= r) => {
-                    weighed = models::with_authority(weigher.weigh(s.doc.clone()), auth);
+                    weighed = models::with_authority(weigher.weigh(s.decode()), auth);
                     &weighed
                 }
                 Err(_) => return None,
