@@ -672,6 +672,15 @@ def bench_ingest(db: DB, name: str, prefill: int, stream: list[dict], counts: di
                 cpu1 = cpu_seconds(pid)  # the time budget ended the loop first
                 if cpu1 is not None:
                     server_cpu[kind] = (cpu1 - cpu0) / len(lat)
+            if kind == "dedup":
+                # How many candidates the bounds ruled out before weighing (README,
+                # "Candidates ruled out before weighing").
+                counts_row = c.execute("SELECT examined, pruned, reweighed FROM dedup._candidate_counts()").fetchone()
+                if counts_row and counts_row[0]:
+                    NOTES.append(f"trigger inserts{' ' + label if label else ''}: {counts_row[0]:,} candidates examined "
+                                 f"({counts_row[0] / len(lat):.1f} per insert), {counts_row[1]:,} ruled out before "
+                                 f"weighing ({100 * counts_row[1] / counts_row[0]:.1f} %), {counts_row[2]:,} of "
+                                 "those weighed after all")
         bulk_docs = stream[2 * WARM: 2 * WARM + BULK] if kind != "trgm" and counts[kind] >= 2 * WARM else []
         if bulk_docs:
             # One statement inserting BULK rows from a staging table, as a batch

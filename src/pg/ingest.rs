@@ -218,9 +218,9 @@ struct Candidate {
     duplicate_of: Option<String>,
 }
 
-/// A candidate as found: weighed, or left unweighed because its bounds already
-/// rule out a duplicate either way (see [`Pruner`]), with its decoded document and
-/// the bound on "new duplicates it".
+/// A candidate as found: weighed, or left unweighed (and undecoded) because its
+/// bounds already rule out a duplicate either way (see [`Pruner`]), with its bytes,
+/// its sketch and the bound on "new duplicates it".
 type Found = Result<Weighted, (Rc<Sketched>, f64)>;
 
 /// The rows whose signatures match `sig`, best first, each weighed (through the
@@ -258,7 +258,7 @@ fn find_candidates(
             docs,
             prune
                 .active()
-                .then_some(&mut rule as &mut dyn FnMut(usize, &Sketched) -> bool),
+                .then_some(&mut rule as &mut collections::SkipFn),
         );
         weighed
             .into_iter()
@@ -340,7 +340,7 @@ fn find_candidates(
 }
 
 /// Rules candidates out before they are weighed: from the new document's weights
-/// and a candidate's decoded terms, segments and numbers alone,
+/// and a candidate's term, segment and number hashes alone (skimmed off its bytes),
 /// [`crate::features::bounds`] bounds ρ in both directions, and the model (or the
 /// threshold rule) bounds its decision value over those ranges. A candidate whose
 /// bounds are ≤ 0 both ways duplicates nothing and is duplicated by nothing, and
