@@ -275,6 +275,19 @@ impl<'a> Reader<'a> {
             source,
         })
     }
+    /// The next entry of a front-coded term list: turns `prev` (the previous term's
+    /// bytes) into this term's, and returns its tf.
+    fn next_term(&mut self, prev: &mut Vec<u8>) -> Result<u32> {
+        let shared = self.var()? as usize;
+        if shared > prev.len() {
+            return Err(DedupError::corrupted("document term prefix out of range"));
+        }
+        let len = self.count()?;
+        let suffix = self.take(len)?;
+        prev.truncate(shared);
+        prev.extend_from_slice(suffix);
+        self.u32v()
+    }
     /// A term list as the xxh3-64 hashes of its terms, in order, and (when asked)
     /// whether each tf is > 0.
     fn term_hashes(&mut self, mut positive: Option<&mut Vec<bool>>) -> Result<Vec<u64>> {
@@ -282,15 +295,7 @@ impl<'a> Reader<'a> {
         let mut out = Vec::with_capacity(n);
         let mut prev: Vec<u8> = Vec::new();
         for _ in 0..n {
-            let shared = self.var()? as usize;
-            if shared > prev.len() {
-                return Err(DedupError::corrupted("document term prefix out of range"));
-            }
-            let len = self.count()?;
-            let suffix = self.take(len)?;
-            prev.truncate(shared);
-            prev.extend_from_slice(suffix);
-            let tf = self.u32v()?;
+            let tf = self.next_term(&mut prev)?;
             out.push(xxhash_rust::xxh3::xxh3_64(&prev));
             if let Some(p) = positive.as_deref_mut() {
                 p.push(tf > 0);
@@ -326,15 +331,7 @@ impl<'a> Reader<'a> {
         let mut out: Vec<TermFreq> = Vec::with_capacity(n);
         let mut prev: Vec<u8> = Vec::new();
         for _ in 0..n {
-            let shared = self.var()? as usize;
-            if shared > prev.len() {
-                return Err(DedupError::corrupted("document term prefix out of range"));
-            }
-            let len = self.count()?;
-            let suffix = self.take(len)?;
-            prev.truncate(shared);
-            prev.extend_from_slice(suffix);
-            let tf = self.u32v()?;
+            let tf = self.next_term(&mut prev)?;
             let term = Term::from_utf8(&prev)
                 .map_err(|_| DedupError::corrupted("document term is not UTF-8"))?;
             if let Some(last) = out.last() {

@@ -784,19 +784,9 @@ impl Model {
     /// too short) values count as 0, as in training. Linear allocates nothing.
     pub fn decision(&self, x_full: &[f64]) -> f64 {
         match self.kernel {
-            Kernel::Linear => {
-                let mut acc = self.bias;
-                for ((&f, w), (m, s)) in self
-                    .features
-                    .iter()
-                    .zip(&self.weights)
-                    .zip(self.scaler.mean.iter().zip(&self.scaler.std))
-                {
-                    let v = sanitise(x_full.get(f).copied().unwrap_or(0.0));
-                    acc += w * ((v - m) / s);
-                }
-                acc
-            }
+            Kernel::Linear => self
+                .linear(|f, _| Some(sanitise(x_full.get(f).copied().unwrap_or(0.0))))
+                .unwrap_or(0.0),
             Kernel::Rbf { .. } => self.decision_scaled(&self.scale(x_full)),
         }
     }
@@ -804,34 +794,42 @@ impl Model {
     /// An upper bound of [`Model::decision`] over every feature vector within
     /// `ranges` (full-length, as [`crate::features::bounds`] gives them), or `None`
     /// when the kernel gives no cheap one (RBF). Linear: each term takes its range
-    /// end on the side of its weight's sign, summed in `decision`'s order. Rounding
-    /// is monotone in every step, so no vector in the ranges evaluates higher.
+    /// end on the side of its weight's sign, summed by the same loop as `decision`.
+    /// Rounding is monotone in every step, so no vector in the ranges evaluates
+    /// higher.
     pub fn decision_upper(&self, ranges: &[crate::features::Range]) -> Option<f64> {
+        // Scaling by a positive std keeps the order; stored models have one (see
+        // `check_consistent`), anything else gets no bound.
+        if !self.scaler.std.iter().all(|&s| s > 0.0 && s.is_finite()) {
+            return None;
+        }
         match self.kernel {
-            Kernel::Linear => {
-                let mut acc = self.bias;
-                for ((&f, w), (m, s)) in self
-                    .features
-                    .iter()
-                    .zip(&self.weights)
-                    .zip(self.scaler.mean.iter().zip(&self.scaler.std))
-                {
-                    let r = ranges
-                        .get(f)
-                        .copied()
-                        .unwrap_or(crate::features::Range { lo: 0.0, hi: 0.0 });
-                    // `sanitise` maps ±∞ to 0 and is not monotone there: only
-                    // finite ends are bounds.
-                    if !(r.lo.is_finite() && r.hi.is_finite() && *s > 0.0) {
-                        return None;
-                    }
-                    let v = if *w >= 0.0 { r.hi } else { r.lo };
-                    acc += w * ((v - m) / s);
-                }
-                Some(acc)
-            }
+            Kernel::Linear => self.linear(|f, w| {
+                let r = ranges
+                    .get(f)
+                    .copied()
+                    .unwrap_or(crate::features::Range { lo: 0.0, hi: 0.0 });
+                // `sanitise` maps ±∞ to 0 and is not monotone there: only finite
+                // ends are bounds.
+                (r.lo.is_finite() && r.hi.is_finite()).then_some(if w >= 0.0 { r.hi } else { r.lo })
+            }),
             Kernel::Rbf { .. } => None,
         }
+    }
+
+    /// bias + Σ w·(v − mean)/std over the used features, `v = value(feature, w)`
+    /// (None from `value` is None). Linear models only.
+    fn linear(&self, mut value: impl FnMut(usize, f64) -> Option<f64>) -> Option<f64> {
+        let mut acc = self.bias;
+        for ((&f, &w), (m, s)) in self
+            .features
+            .iter()
+            .zip(&self.weights)
+            .zip(self.scaler.mean.iter().zip(&self.scaler.std))
+        {
+            acc += w * ((value(f, w)? - m) / s);
+        }
+        Some(acc)
     }
 
     /// True when [`Model::decision`] is positive: "a duplicates b".
