@@ -508,25 +508,16 @@ pub fn check(
     // "new duplicates it" value): when that says "it duplicates new", a candidate
     // left unweighed (which duplicates nothing either way) could be closer still.
     // Weigh those whose bound reaches it, and decide again: rare, and exact.
-    if !d.new_dup
-        && d.cand_dup
-        && cands
+    let reach = (!d.new_dup && d.cand_dup).then_some(d.score);
+    let reweighed = reach.map_or(0, |r| {
+        cands
             .iter()
-            .any(|(_, f)| matches!(f, Err((_, u)) if *u >= d.score))
-    {
-        let reweighed = cands
-            .iter()
-            .filter(|(_, f)| matches!(f, Err((_, u)) if *u >= d.score))
-            .count();
+            .filter(|(_, f)| matches!(f, Err((_, u)) if *u >= r))
+            .count()
+    });
+    if reweighed > 0 {
         count(0, 0, reweighed);
-        judged = judge(
-            model.as_deref(),
-            &new,
-            &cands,
-            &mut weigher,
-            &auth,
-            Some(d.score),
-        );
+        judged = judge(model.as_deref(), &new, &cands, &mut weigher, &auth, reach);
         d = decide::choose(&judged);
     }
     let add = store == Store::Always || (store == Store::UnlessDuplicate && d.original.is_none());
