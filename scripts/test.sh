@@ -4,6 +4,8 @@
 #   2. pg_regress golden files (tests/pg_regress) against a throwaway cluster
 #   3. isolation specs (tests/isolation, pg_isolation_regress): scripted interleavings
 #   4. concurrency: real concurrent connections (pgbench) against the same cluster
+#   5. bulk loads: INSERT ... SELECT, COPY and row by row give the same verdicts
+#      with default lock settings (BULK_ROWS rows, default 20000)
 # Usage: scripts/test.sh [unit|regress|all]   (default all; regress includes 3 and 4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,6 +66,10 @@ if [[ $what == all || $what == regress ]]; then
   sudo -u postgres psql -X -q "${conn[@]}" -d pg_dedup_concurrency -c "CREATE EXTENSION pg_dedup"
   for t in tests/concurrency/*.sh; do
     (cd "$WORK" && sudo -u postgres bash "$ROOT/$t" "${conn[@]}" -d pg_dedup_concurrency)
+  done
+  echo "== bulk loads (tests/bulk: INSERT ... SELECT and COPY with default lock settings)"
+  for t in tests/bulk/*.sh; do
+    (cd "$WORK" && sudo -u postgres BULK_ROWS="${BULK_ROWS:-20000}" bash "$ROOT/$t" "${conn[@]}" -d pg_dedup_concurrency)
   done
 fi
 echo "== all requested test tiers passed"

@@ -173,6 +173,9 @@ BEGIN
                    'FOR EACH ROW EXECUTE FUNCTION dedup._trigger()', text_cols, tbl);
     EXECUTE format('CREATE TRIGGER dedup_delete_trigger AFTER DELETE ON %s '
                    'FOR EACH ROW EXECUTE FUNCTION dedup._delete_trigger()', tbl);
+    -- Releases the signature-key locks of the statement's last row (src/pg/keylocks.rs).
+    EXECUTE format('CREATE TRIGGER dedup_statement_end AFTER INSERT OR UPDATE ON %s '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_end()', tbl);
     RETURN n;
 END $$;
 COMMENT ON FUNCTION dedup.enable(regclass, name, name, name, name, text, text, text, name) IS
@@ -190,6 +193,7 @@ BEGIN
     END IF;
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_trigger ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_delete_trigger ON %s', tbl);
+    EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', tbl);
     EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dedup_sig, DROP COLUMN IF EXISTS dedup_doc, '
                    'DROP COLUMN IF EXISTS duplicate_of, DROP COLUMN IF EXISTS dedup_verdict', tbl);
     DELETE FROM dedup.collection_tables c WHERE c.tbl = disable.tbl AND c.collection_id = cfg.collection_id;

@@ -83,6 +83,7 @@ pgrx::extension_sql_file!(
         "signature",
         "models",
         _trigger,
+        _statement_end,
         _forget,
         _validate_enable,
         _is_duplicate,

@@ -10,6 +10,7 @@ use crate::gucs;
 use crate::pg::cache;
 use crate::pg::collections::{self, Collection, Sketched, Weigher};
 use crate::pg::config_cache;
+use crate::pg::keylocks;
 use crate::pg::models::{self, verdict, Authorities, Loaded, Weighted};
 use crate::pg::scan;
 use crate::pg::signature::options_of;
@@ -212,10 +213,12 @@ pub fn verdict_of(new_dup: bool, cand_dup: bool) -> verdict {
     }
 }
 
-/// A candidate row: key and its own `duplicate_of`.
+/// A candidate row: key and its own `duplicate_of`, and the transaction that
+/// inserted it when that is still in progress (a writer's dirty lookup).
 struct Candidate {
     key: String,
     duplicate_of: Option<String>,
+    in_progress: Option<pg_sys::TransactionId>,
 }
 
 /// A candidate as found: weighed, or left unweighed (and undecoded) because its
@@ -226,10 +229,11 @@ type Found = Result<Weighted, (Rc<Sketched>, f64)>;
 /// The rows whose signatures match `sig`, best first, each weighed (through the
 /// backend document cache: a candidate seen before is neither decompressed nor
 /// decoded again) unless `prune` rules it out unweighed. With `fresh` (a writer
-/// holding the signature locks) the lookup takes a new snapshot, so it sees a
-/// near-identical row that a concurrent writer committed while this one waited for
-/// the locks. The lookup reads the signature index directly (`pg::scan`); a table
-/// without a usable index runs the same search as a query.
+/// holding the signature locks) the lookup sees a near-identical row that a
+/// concurrent writer committed while this one waited for the locks: the direct
+/// lookup (`pg::scan`) reads with a dirty snapshot, which also returns the rows of
+/// transactions still in progress (see `pg::keylocks`); a table without a usable
+/// signature index runs the same search as a query, with a new snapshot.
 fn find_candidates(
     cfg: &TableConfig,
     sig: &Signature,
@@ -298,6 +302,7 @@ fn find_candidates(
                     Candidate {
                         key: f.key,
                         duplicate_of: f.duplicate_of,
+                        in_progress: f.in_progress,
                     },
                     w,
                 )
@@ -327,7 +332,12 @@ fn find_candidates(
                 let key = r.get::<String>(1).ok()??;
                 let doc = r.get::<DocRef>(2).ok()??;
                 let duplicate_of = r.get::<String>(3).ok().flatten();
-                Some((Candidate { key, duplicate_of }, doc))
+                let c = Candidate {
+                    key,
+                    duplicate_of,
+                    in_progress: None,
+                };
+                Some((c, doc))
             })
             .collect();
         let docs: Vec<&dyn StoredDoc> = rows.iter().map(|(_, d)| d as &dyn StoredDoc).collect();
@@ -407,7 +417,8 @@ fn _candidate_counts() -> TableIterator<
 
 /// Judges a new document against the weighed candidates in both directions, in
 /// candidate order; those left unweighed are weighed here only if `upper_new`
-/// (their bound) reaches `reach`.
+/// (their bound) reaches `reach`. Each comes with its candidate's
+/// [`Candidate::in_progress`].
 fn judge(
     model: Option<&Loaded>,
     new: &Weighted,
@@ -415,7 +426,7 @@ fn judge(
     weigher: &mut Weigher,
     auth: &Authorities,
     reach: Option<f64>,
-) -> Vec<Judged> {
+) -> Vec<(Judged, Option<pg_sys::TransactionId>)> {
     cands
         .iter()
         .filter_map(|(c, found)| {
@@ -429,13 +440,32 @@ fn judge(
                 Err(_) => return None,
             };
             let (ab, ba) = models::both_ways(new, w);
-            Some(Judged {
+            let j = Judged {
                 key: c.key.clone(),
                 duplicate_of: c.duplicate_of.clone(),
                 score_new_dup: score(model, &ab),
                 score_cand_dup: score(model, &ba),
-            })
+            };
+            Some((j, c.in_progress))
         })
+        .collect()
+}
+
+/// The transaction to wait for before deciding: one that inserted, and has not
+/// yet committed, a candidate that is a duplicate either way.
+fn must_wait(judged: &[(Judged, Option<pg_sys::TransactionId>)]) -> Option<pg_sys::TransactionId> {
+    judged
+        .iter()
+        .find_map(|(j, xid)| xid.filter(|_| j.score_new_dup > 0.0 || j.score_cand_dup > 0.0))
+}
+
+/// The judged candidates that count: committed rows and this transaction's own
+/// (rows still in progress that duplicate nothing either way are left out).
+fn settled(judged: Vec<(Judged, Option<pg_sys::TransactionId>)>) -> Vec<Judged> {
+    judged
+        .into_iter()
+        .filter(|(_, xid)| xid.is_none())
+        .map(|(j, _)| j)
         .collect()
 }
 
@@ -463,9 +493,11 @@ pub enum Store {
 }
 
 /// Checks one document against a table. Unless `store` is [`Store::Nothing`], it
-/// serialises on the signature keys (transaction-scoped advisory locks, taken in key order before the
-/// candidate lookup, so of two concurrent near-identical inserts the second sees the
-/// first) and adds the document to the collection statistics.
+/// serialises on the signature keys (see `pg::keylocks`: locks taken in key order
+/// before the candidate lookup and held until the row is in the table, and a wait
+/// for any transaction in progress that inserted a near-identical row, so of two
+/// concurrent near-identical inserts the second sees the first) and adds the
+/// document to the collection statistics.
 pub fn check(
     cfg: &TableConfig,
     doc: Document,
@@ -483,9 +515,6 @@ pub fn check(
     let (new, new_read_at) = weigher.weigh_read_at(doc);
     let new = models::with_authority(new, &auth);
     let sig = crate::signature::signature(new.doc(), &new.w.body, &opts);
-    if commit {
-        lock_keys(cfg.coll.id, &sig.keys);
-    }
     let bounded = model
         .as_deref()
         .is_none_or(|m| m.model.kernel == crate::svm::Kernel::Linear);
@@ -496,13 +525,26 @@ pub fn check(
             weigher.weights_positive(),
         )),
     };
-    let cands = find_candidates(cfg, &sig, self_key, commit, &mut weigher, &auth, &pruner);
+    let (cands, mut judged) = loop {
+        if commit {
+            keylocks::lock_row(cfg.coll.id, &sig.keys, cfg.scan.is_some());
+        }
+        let cands = find_candidates(cfg, &sig, self_key, commit, &mut weigher, &auth, &pruner);
+        let judged = judge(model.as_deref(), &new, &cands, &mut weigher, &auth, None);
+        if let Some(xid) = must_wait(&judged) {
+            // As a unique index does: wait for the transaction that inserted a
+            // near-identical row to end (holding no key locks), then look again.
+            keylocks::release();
+            keylocks::wait_for(xid);
+            continue;
+        }
+        break (cands, settled(judged));
+    };
     count(
         cands.len(),
         cands.iter().filter(|(_, f)| f.is_err()).count(),
         0,
     );
-    let mut judged = judge(model.as_deref(), &new, &cands, &mut weigher, &auth, None);
     let mut d = decide::choose(&judged);
     // With no duplicate, the verdict is that of the closest candidate (the highest
     // "new duplicates it" value): when that says "it duplicates new", a candidate
@@ -517,7 +559,14 @@ pub fn check(
     });
     if reweighed > 0 {
         count(0, 0, reweighed);
-        judged = judge(model.as_deref(), &new, &cands, &mut weigher, &auth, reach);
+        judged = settled(judge(
+            model.as_deref(),
+            &new,
+            &cands,
+            &mut weigher,
+            &auth,
+            reach,
+        ));
         d = decide::choose(&judged);
     }
     let add = store == Store::Always || (store == Store::UnlessDuplicate && d.original.is_none());
@@ -540,38 +589,6 @@ pub fn check(
             None
         },
         judged,
-    }
-}
-
-/// Takes, in ascending key order, the transaction-scoped exclusive advisory lock
-/// `pg_advisory_xact_lock(coll, key)` takes for every signature key (as `int4`),
-/// with no query: the same lock tag, mode and lock method.
-fn lock_keys(coll: i32, keys: &[u32]) {
-    let mut keys: Vec<i32> = keys.iter().map(|&k| k as i32).collect();
-    keys.sort_unstable();
-    keys.dedup();
-    // SAFETY: MyDatabaseId is set for the life of a backend connected to a database.
-    let db = unsafe { pg_sys::MyDatabaseId }.to_u32();
-    for k in keys {
-        // SET_LOCKTAG_INT32 (utils/adt/lockfuncs.c): field4 = 2 marks the two-int4 form.
-        let tag = pg_sys::LOCKTAG {
-            locktag_field1: db,
-            locktag_field2: coll as u32,
-            locktag_field3: k as u32,
-            locktag_field4: 2,
-            locktag_type: pg_sys::LockTagType::LOCKTAG_ADVISORY as u8,
-            locktag_lockmethodid: pg_sys::USER_LOCKMETHOD as u8,
-        };
-        // SAFETY: a valid tag; LockAcquire reports a deadlock or lack of shared
-        // memory with ereport, which pgrx's guard turns into a Rust unwind.
-        unsafe {
-            pg_sys::LockAcquire(
-                &tag,
-                pg_sys::ExclusiveLock as pg_sys::LOCKMODE,
-                false,
-                false,
-            );
-        }
     }
 }
 

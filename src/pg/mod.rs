@@ -7,6 +7,7 @@ pub mod collections;
 pub mod config_cache;
 pub mod document;
 pub mod ingest;
+pub mod keylocks;
 pub mod models;
 pub mod scan;
 pub mod signature;

@@ -42,6 +42,9 @@ pub struct Found {
     pub key: String,
     pub duplicate_of: Option<String>,
     pub doc: pg_sys::Datum,
+    /// The transaction that inserted the row, when it is still in progress (only
+    /// with a dirty lookup): the row is not committed yet, and may never be.
+    pub in_progress: Option<pg_sys::TransactionId>,
 }
 
 /// A row kept for ordering: datums copied out of the heap page.
@@ -50,18 +53,53 @@ struct Row {
     key: pg_sys::Datum,
     dup: Option<pg_sys::Datum>,
     doc: pg_sys::Datum,
+    in_progress: Option<pg_sys::TransactionId>,
+}
+
+/// Whether a row a dirty snapshot returned is committed (or this transaction's
+/// own), inserted by a transaction still in progress, or gone (its inserter
+/// aborted since the visibility check): HeapTupleSatisfiesDirty's order.
+enum Inserter {
+    Visible,
+    InProgress(pg_sys::TransactionId),
+    Aborted,
+}
+
+/// The inserter of the slot's current tuple (a heap buffer slot).
+unsafe fn inserter(slot: *mut pg_sys::TupleTableSlot) -> Inserter {
+    let bslot = slot.cast::<pg_sys::BufferHeapTupleTableSlot>();
+    let tuple = (*bslot).base.tuple;
+    if tuple.is_null() || (*tuple).t_data.is_null() {
+        return Inserter::Visible;
+    }
+    let header = (*tuple).t_data;
+    if u32::from((*header).t_infomask) & pg_sys::HEAP_XMIN_COMMITTED != 0 {
+        return Inserter::Visible;
+    }
+    let xmin = (*header).t_choice.t_heap.t_xmin;
+    if pg_sys::TransactionIdIsCurrentTransactionId(xmin) {
+        Inserter::Visible
+    } else if pg_sys::TransactionIdIsInProgress(xmin) {
+        Inserter::InProgress(xmin)
+    } else if pg_sys::TransactionIdDidCommit(xmin) {
+        Inserter::Visible
+    } else {
+        Inserter::Aborted
+    }
 }
 
 /// The rows of `tbl` whose signature matches `sig` under `%`, with a document, other
 /// than `self_key`; by shared keys (descending), then key (the key type's order);
-/// at most `limit`. Read with [`push_query_snapshot`]`(fresh)`: with `fresh` it sees
-/// rows committed while the caller waited for locks.
+/// at most `limit`. Read with [`push_query_snapshot`]`(false)`, or with `dirty` with
+/// a dirty snapshot, as a unique index's check reads: every committed row, this
+/// transaction's own, and the rows of transactions still in progress (marked in
+/// [`Found::in_progress`]; see `pg::keylocks`).
 pub fn candidates(
     t: &Target,
     tbl: pg_sys::Oid,
     sig: &Signature,
     self_key: Option<&str>,
-    fresh: bool,
+    dirty: bool,
     limit: usize,
 ) -> Vec<Found> {
     if sig.keys.is_empty() {
@@ -76,8 +114,20 @@ pub fn candidates(
     // the palloc'd copies go with the memory context.
     unsafe {
         let (key_len, key_byval) = type_len_byval(t.key_type);
-        let pushed = push_query_snapshot(fresh);
-        let snapshot = pg_sys::GetActiveSnapshot();
+        let pushed = if dirty {
+            false
+        } else {
+            push_query_snapshot(false)
+        };
+        // InitDirtySnapshot: HeapTupleSatisfiesDirty writes the in-progress xids
+        // into it as it goes.
+        let mut dirty_snapshot: pg_sys::SnapshotData = std::mem::zeroed();
+        dirty_snapshot.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+        let snapshot = if dirty {
+            &mut dirty_snapshot as pg_sys::Snapshot
+        } else {
+            pg_sys::GetActiveSnapshot()
+        };
         let heap = pg_sys::table_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let index = pg_sys::index_open(t.index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
 
@@ -114,6 +164,15 @@ pub fn candidates(
                 continue;
             }
             while pg_sys::table_scan_bitmap_next_tuple(hscan, res, slot) {
+                let in_progress = if dirty {
+                    match inserter(slot) {
+                        Inserter::Visible => None,
+                        Inserter::InProgress(xid) => Some(xid),
+                        Inserter::Aborted => continue,
+                    }
+                } else {
+                    None
+                };
                 let Some(doc) = attr(slot, t.doc_att) else {
                     continue;
                 };
@@ -142,6 +201,7 @@ pub fn candidates(
                     key: datum_copy(k, key_len, key_byval),
                     dup: attr(slot, t.dup_att).map(|d| datum_copy(d, key_len, key_byval)),
                     doc: datum_copy(doc, -1, false),
+                    in_progress,
                 });
             }
         }
@@ -173,6 +233,7 @@ pub fn candidates(
                 key: output(t.key_type, r.key),
                 duplicate_of: r.dup.map(|d| output(t.key_type, d)),
                 doc: r.doc,
+                in_progress: r.in_progress,
             })
             .collect()
     }

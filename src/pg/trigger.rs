@@ -282,6 +282,17 @@ fn _trigger<'a>(
     }))
 }
 
+/// `dedup_statement_end`, AFTER INSERT OR UPDATE FOR EACH STATEMENT: every row of
+/// the statement is in the table and its index now, so the signature-key locks of
+/// its last row can go (see `pg::keylocks`) rather than wait for the commit.
+#[pg_trigger]
+fn _statement_end<'a>(
+    _trigger: &'a pgrx::PgTrigger<'a>,
+) -> Result<Option<PgHeapTuple<'a, AllocatedByPostgres>>, std::convert::Infallible> {
+    crate::pg::keylocks::release();
+    Ok(None)
+}
+
 fn verdict_label(v: verdict) -> String {
     match v {
         verdict::distinct => "distinct",

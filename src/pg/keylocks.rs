@@ -1,0 +1,162 @@
+//! The trigger's signature-key locks: how two writers of near-identical texts
+//! are kept from both becoming originals, with as few locks held as a unique index
+//! would need.
+//!
+//! A writer takes an exclusive lock on each key of the new row's signature (in key
+//! order), looks its candidates up with a *dirty* snapshot (rows of transactions
+//! still in progress included, as a unique index's check sees them), and keeps the
+//! locks only until its row is in the table and its index: they are released when
+//! the same backend starts its next row, at the end of the statement (the
+//! `dedup_statement_end` trigger `dedup.enable` installs) or at the end of the
+//! transaction, whichever comes first. A second writer that finds a near-identical
+//! row of a transaction still in progress releases its own key locks and waits for
+//! that transaction to end ([`wait_for`]), then looks again: it sees the row if the
+//! other committed, and not if it rolled back. So a transaction holds at most one
+//! row's keys at a time, whatever its size ([`MAX_HELD`]); the only wait left
+//! between transactions is on a near-identical row, the one a unique index has too.
+//!
+//! The locks live in a namespace of their own: advisory lock tags whose fourth
+//! field is [`LOCK_NAMESPACE`], which neither `pg_advisory_lock(bigint)` (1) nor
+//! `pg_advisory_lock(int, int)` (2) can produce, so an application's advisory locks
+//! never block ingestion or are blocked by it. In `pg_locks` they show as
+//! `locktype = 'advisory'`, `objsubid = 3565`, `classid` = the collection id and
+//! `objid` = the key.
+
+use pgrx::pg_sys;
+use pgrx::pg_sys::errcodes::PgSqlErrorCode;
+use pgrx::pg_sys::panic::{CaughtError, ErrorReport};
+use pgrx::{PgLogLevel, PgTryBuilder};
+use std::cell::RefCell;
+
+/// The fourth field of every key lock tag ("DED" in hex, 0x0DED).
+pub const LOCK_NAMESPACE: u16 = 0x0DED;
+
+/// Most key locks one transaction holds at once: one row's signature keys, at most
+/// the longest `topwords` / `longest` list (256) plus the exact-copy key.
+pub const MAX_HELD: usize = 257;
+
+thread_local! {
+    /// The key locks this backend took for its last row, to release early.
+    static HELD: RefCell<Vec<pg_sys::LOCKTAG>> = const { RefCell::new(Vec::new()) };
+}
+
+fn tag(coll: i32, key: u32) -> pg_sys::LOCKTAG {
+    // SAFETY: MyDatabaseId is set for the life of a backend connected to a database.
+    let db = unsafe { pg_sys::MyDatabaseId }.to_u32();
+    pg_sys::LOCKTAG {
+        locktag_field1: db,
+        locktag_field2: coll as u32,
+        locktag_field3: key,
+        locktag_field4: LOCK_NAMESPACE,
+        locktag_type: pg_sys::LockTagType::LOCKTAG_ADVISORY as u8,
+        locktag_lockmethodid: pg_sys::USER_LOCKMETHOD as u8,
+    }
+}
+
+const MODE: pg_sys::LOCKMODE = pg_sys::ExclusiveLock as pg_sys::LOCKMODE;
+
+/// Runs `f` with the top transaction's resource owner current, so locks taken
+/// inside a subtransaction (a PL/pgSQL block with an EXCEPTION clause, say) can be
+/// released from any later one; restored on unwind too.
+fn as_top_owner<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(pg_sys::ResourceOwner);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            // SAFETY: puts back the owner that was current on entry.
+            unsafe { pg_sys::CurrentResourceOwner = self.0 };
+        }
+    }
+    // SAFETY: both are backend globals; inside a transaction the top owner is set.
+    let _restore = unsafe {
+        let saved = pg_sys::CurrentResourceOwner;
+        if !pg_sys::TopTransactionResourceOwner.is_null() {
+            pg_sys::CurrentResourceOwner = pg_sys::TopTransactionResourceOwner;
+        }
+        Restore(saved)
+    };
+    f()
+}
+
+/// Locks the keys of one row, in ascending order, after releasing those of this
+/// backend's previous row. With `early` the locks are recorded for [`release`];
+/// without it (a table whose lookup cannot see rows in progress) they are held to
+/// the end of the transaction, as every key lock once was.
+pub fn lock_row(coll: i32, keys: &[u32], early: bool) {
+    release();
+    let mut keys: Vec<u32> = keys.to_vec();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.truncate(MAX_HELD);
+    let tags: Vec<pg_sys::LOCKTAG> = keys.iter().map(|&k| tag(coll, k)).collect();
+    as_top_owner(|| {
+        for t in &tags {
+            // SAFETY: a valid tag; LockAcquire reports a deadlock or a lack of shared
+            // memory with ereport, which pgrx's guard turns into a Rust unwind.
+            unsafe {
+                pg_sys::LockAcquire(t, MODE, false, false);
+            }
+        }
+    });
+    if early {
+        HELD.with(|h| *h.borrow_mut() = tags);
+    }
+}
+
+/// Releases the key locks of this backend's last row, if it still holds them
+/// (a transaction end has released them already; a lock is only released where
+/// `LockHeldByMe` says this transaction holds it).
+pub fn release() {
+    let tags = HELD.with(|h| std::mem::take(&mut *h.borrow_mut()));
+    if tags.is_empty() {
+        return;
+    }
+    as_top_owner(|| {
+        for t in tags.iter().rev() {
+            // SAFETY: valid tags; releasing only what this backend holds.
+            unsafe {
+                if pg_sys::LockHeldByMe(t, MODE) {
+                    pg_sys::LockRelease(t, MODE, false);
+                }
+            }
+        }
+    });
+}
+
+/// Waits for transaction `xid` (which inserted a near-identical row) to end, as a
+/// unique index's check does. The caller holds no key locks while it waits. The one
+/// deadlock this can meet, two open transactions that each inserted a near-copy of
+/// the other's earlier text, is reported as such (40P01).
+pub fn wait_for(xid: pg_sys::TransactionId) {
+    PgTryBuilder::new(|| {
+        // SAFETY: a plain lock wait; a deadlock is reported with ereport (40P01).
+        unsafe {
+            pg_sys::XactLockTableWait(
+                xid,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                pg_sys::XLTW_Oper::XLTW_None,
+            );
+        }
+    })
+    .catch_when(PgSqlErrorCode::ERRCODE_T_R_DEADLOCK_DETECTED, |e| {
+        let detail = match &e {
+            CaughtError::PostgresError(r) | CaughtError::ErrorReport(r) => {
+                r.detail().map(str::to_owned)
+            }
+            CaughtError::RustPanic { .. } => None,
+        };
+        let mut r = ErrorReport::new(
+            PgSqlErrorCode::ERRCODE_T_R_DEADLOCK_DETECTED,
+            "deadlock detected: two transactions each inserted a near-duplicate of a text the other inserted and has not committed",
+            "pg_dedup",
+        )
+        .set_hint(
+            "retry the transaction; as with a unique index, each waits for the other to commit or roll back",
+        );
+        if let Some(d) = detail {
+            r = r.set_detail(d);
+        }
+        r.report(PgLogLevel::ERROR);
+    })
+    .execute();
+}
