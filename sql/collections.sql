@@ -44,11 +44,14 @@ COMMENT ON TABLE dedup.term_stats IS 'df (documents holding the term) and cf (oc
 -- Written once per inserted row, so it carries nothing a row does not need: no key
 -- (the fold takes every committed row of a collection) and no CHECK (sign is +1 for
 -- an added document, -1 for a removed one; only src/pg/collections.rs writes it).
+-- A transaction's changes are one row: its documents' terms with df changes in
+-- dfs and cf changes in tfs (sign 1); a row without dfs is one document, +1 or -1.
 CREATE TABLE dedup.term_stats_pending (
     collection_id  int NOT NULL,
     terms          text[] NOT NULL,
     tfs            int8[] NOT NULL,
-    sign           int2 NOT NULL
+    sign           int2 NOT NULL,
+    dfs            int8[]
 );
 CREATE INDEX term_stats_pending_collection ON dedup.term_stats_pending (collection_id);
 -- A pending row holds a whole document's terms: lz4 where the server has it.

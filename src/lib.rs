@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod signature;
 pub mod svm;
 pub mod text;
+pub mod txdelta;
 pub mod weights;
 
 // PostgreSQL glue.

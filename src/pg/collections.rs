@@ -261,13 +261,20 @@ fn load_uncached(name: &str) -> Collection {
 
 /// N, total length and the last recompute (microseconds) of a collection, read
 /// once per statement (and again after any write).
+/// This transaction's own unwritten changes are added.
 fn collection_state(id: i32) -> (CollectionStats, Option<i64>) {
-    if let Some(s) = cache::with(&STATES, |m| m.get(&id).copied()) {
-        return s;
-    }
-    let s = collection_state_uncached(id);
-    cache::with(&STATES, |m| m.insert(id, s));
-    s
+    let (mut s, at) = match cache::with(&STATES, |m| m.get(&id).copied()) {
+        Some(s) => s,
+        None => {
+            let s = collection_state_uncached(id);
+            cache::with(&STATES, |m| m.insert(id, s));
+            s
+        }
+    };
+    let (n, len) = own_n_len(id);
+    s.n_docs = (s.n_docs + n).max(0);
+    s.total_len = (s.total_len + len).max(0);
+    (s, at)
 }
 
 /// `dedup.collection_stats`, its primary key, and the attribute numbers of
@@ -467,6 +474,7 @@ pub fn term_stats(id: i32, terms: &[String]) -> Vec<TermStat> {
             }
         })
     });
+    with_own_terms(id, terms, &mut out);
     out
 }
 
@@ -677,6 +685,18 @@ impl<'c> Weigher<'c> {
             }
             true
         });
+        if complete {
+            // This transaction's own changes, terms it added first included.
+            let own = DELTA.with(|d| d.borrow().terms_of(self.coll.id));
+            for (term, (df, cf)) in own {
+                let e = fresh.entry(term.as_str().into()).or_insert(Cached {
+                    stat: TermStat::default(),
+                    read_at,
+                });
+                e.stat.df += df;
+                e.stat.cf += cf;
+            }
+        }
         if complete {
             self.terms = fresh;
             self.whole.complete_at = Some(read_at);
@@ -1070,6 +1090,7 @@ fn create_collection(
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn drop_collection(name: &str) {
     let coll = load(name);
+    forget_own_changes(coll.id);
     Spi::connect_mut(|c| {
         for sql in [
             "DELETE FROM dedup.term_stats WHERE collection_id = $1",
@@ -1086,13 +1107,6 @@ fn drop_collection(name: &str) {
 
 // ---- incremental statistics -----------------------------------------------------
 
-fn term_arrays(doc: &Document) -> (Vec<String>, Vec<i64>) {
-    (
-        doc.terms.iter().map(|t| t.term.to_string()).collect(),
-        doc.terms.iter().map(|t| t.tf as i64).collect(),
-    )
-}
-
 /// Adds one document to a collection's statistics; see [`apply`].
 pub fn add(coll_id: i32, doc: &Document) {
     apply(coll_id, doc, 1);
@@ -1103,106 +1117,195 @@ pub fn remove(coll_id: i32, doc: &Document) {
     apply(coll_id, doc, -1);
 }
 
-/// Adds (`sign = 1`) or removes (`sign = -1`) one document.
-///
-/// With `dedup.stats_batch = 1` (the default) the term rows change at once: one
-/// upsert in term order, so concurrent writers lock rows in the same order and
-/// never deadlock, and terms whose df reaches 0 are deleted, as a recompute would
-/// not list them. With a larger batch the document goes to
-/// `dedup.term_stats_pending` as one row, and every `stats_batch` documents one
-/// session folds the pending rows into `term_stats` with a single upsert that
-/// touches each term once: a frequent term is then updated once per batch rather
-/// than once per document. N and the total length are always updated at once. The
-/// collection row is updated last; it also serialises folds.
+/// Adds (`sign = 1`) or removes (`sign = -1`) one document: recorded in this
+/// transaction's statistics changes (see [`crate::txdelta`]), which its own lookups
+/// read back at once and [`flush`] writes just before it commits.
 fn apply(coll_id: i32, doc: &Document, sign: i64) {
-    let (terms, tfs) = term_arrays(doc);
+    cache::ensure_abort_hook();
+    // SAFETY: reads the backend's transaction state.
+    let sub = unsafe { pg_sys::GetCurrentSubTransactionId() };
     let len = doc.length() as i64;
-    let batch = crate::gucs::stats_batch();
-    Spi::connect_mut(|c| {
-        let t = if !terms.is_empty() && batch > 1 {
-            // The trigger's commonest case: the document's pending row and the
-            // collection row in one statement. A data-modifying CTE runs whether or
-            // not it is referenced, and inserts exactly one row.
-            let args: [DatumWithOid; 6] = [
-                coll_id.into(),
-                len.into(),
-                sign.into(),
-                terms.into(),
-                tfs.into(),
-                (sign as i16).into(),
-            ];
-            cache::update(
-                c,
-                "WITH p AS (INSERT INTO dedup.term_stats_pending (collection_id, terms, tfs, sign) \
-                            VALUES ($1, $4, $5, $6)) \
-                 UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $3, 0), \
-                 total_len = greatest(total_len + $2 * $3, 0), \
-                 changes_since_recompute = changes_since_recompute + 1, pending = pending + 1 \
-                 WHERE collection_id = $1 RETURNING pending",
-                None,
-                &args,
+    DELTA.with(|d| {
+        d.borrow_mut().add(sub, coll_id, |c| {
+            c.add_doc(
+                doc.terms.iter().map(|t| (t.term.as_str(), t.tf as i64)),
+                len,
+                sign,
             )
+        })
+    });
+}
+
+thread_local! {
+    /// This transaction's changes to collection statistics, not yet written.
+    static DELTA: RefCell<crate::txdelta::TxDelta> = RefCell::new(crate::txdelta::TxDelta::default());
+}
+
+/// This transaction's own changes to N and the total length of a collection.
+fn own_n_len(coll_id: i32) -> (i64, i64) {
+    DELTA.with(|d| d.borrow().n_len(coll_id))
+}
+
+/// Adds this transaction's own changes to statistics read from the tables.
+fn with_own_terms(coll_id: i32, terms: &[String], stats: &mut [TermStat]) {
+    DELTA.with(|d| {
+        let d = d.borrow();
+        if !d.touches(coll_id) {
+            return;
+        }
+        for (t, s) in terms.iter().zip(stats.iter_mut()) {
+            let (df, cf) = d.term(coll_id, t);
+            s.df += df;
+            s.cf += cf;
+        }
+    });
+}
+
+/// Forgets this transaction's unwritten changes to a collection whose statistics
+/// were just rebuilt from its tables (or which is gone).
+pub fn forget_own_changes(coll_id: i32) {
+    DELTA.with(|d| d.borrow_mut().forget(coll_id));
+}
+
+/// The transaction aborted: its changes go with it.
+pub fn discard_own_changes() {
+    DELTA.with(|d| d.borrow_mut().clear());
+}
+
+/// A subtransaction committed into its parent, or rolled back.
+pub fn subtransaction_ended(sub: u32, parent: u32, committed: bool) {
+    DELTA.with(|d| {
+        let mut d = d.borrow_mut();
+        if committed {
+            d.commit_sub(sub, parent);
         } else {
-            if !terms.is_empty() && sign > 0 {
+            d.abort_sub(sub);
+        }
+    });
+}
+
+/// Writes this transaction's statistics changes, one collection at a time in id
+/// order, each in term order and its collection row last, so committing writers
+/// lock rows in one order and never deadlock; called just before the commit. With
+/// `dedup.stats_batch = 1` (the default) the term rows change at once and terms
+/// whose df reaches 0 are deleted, as a recompute would not list them. With a
+/// larger batch the changes go to `dedup.term_stats_pending` as one row, and once
+/// `stats_batch` rows are pending one session (or a background worker) folds them
+/// into `term_stats` with a single upsert that touches each term once. N and the
+/// total length are always written at once.
+pub fn flush() {
+    write_changes(DELTA.with(|d| d.borrow_mut().take()));
+}
+
+/// Writes this transaction's changes to one collection now (see [`flush`]); the
+/// explicit `add_document`, `remove_document` and `flush_stats` do.
+pub fn flush_collection(coll_id: i32) {
+    if let Some(d) = DELTA.with(|d| d.borrow_mut().take_one(coll_id)) {
+        write_changes(vec![(coll_id, d)]);
+    }
+}
+
+fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>) {
+    if all.is_empty() {
+        return;
+    }
+    let batch = crate::gucs::stats_batch();
+    // Just before the commit no portal is active: SPI needs a snapshot of ours. An
+    // ERROR below aborts the transaction, whose cleanup pops it.
+    // SAFETY: pushed here and popped below, in the same transaction.
+    let pushed = unsafe {
+        let push = !pg_sys::ActiveSnapshotSet();
+        if push {
+            pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
+        }
+        push
+    };
+    Spi::connect_mut(|c| {
+        for (coll_id, d) in all {
+            let (terms, dfs, cfs) = d.sorted_terms();
+            let counts: [DatumWithOid; 4] = [
+                coll_id.into(),
+                d.n_docs.into(),
+                d.total_len.into(),
+                d.changes.into(),
+            ];
+            let t = if !terms.is_empty() && batch > 1 {
+                // A data-modifying CTE runs whether or not it is referenced, and
+                // inserts exactly one row.
+                let args: [DatumWithOid; 7] = [
+                    coll_id.into(),
+                    d.n_docs.into(),
+                    d.total_len.into(),
+                    d.changes.into(),
+                    terms.into(),
+                    cfs.into(),
+                    dfs.into(),
+                ];
                 cache::update(
                     c,
-                    "INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
-                     SELECT $1, u.term, 1, u.tf FROM unnest($2::text[], $3::int8[]) AS u(term, tf) \
-                     ORDER BY u.term COLLATE \"C\" \
-                     ON CONFLICT (collection_id, term) DO UPDATE SET df = s.df + 1, cf = s.cf + excluded.cf",
+                    "WITH p AS (INSERT INTO dedup.term_stats_pending (collection_id, terms, tfs, sign, dfs) \
+                                VALUES ($1, $5, $6, 1, $7)) \
+                     UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $2, 0), \
+                     total_len = greatest(total_len + $3, 0), \
+                     changes_since_recompute = changes_since_recompute + $4, pending = pending + 1 \
+                     WHERE collection_id = $1 RETURNING pending",
                     None,
-                    &[coll_id.into(), terms.into(), tfs.into()],
-                );
-            } else if !terms.is_empty() {
-                // Removal is the add's upsert with negated counts: the key index is
-                // probed per term, in the same term order (so it cannot deadlock
-                // with adds), whatever the planner thinks of the collection. An
-                // UPDATE joined with unnest was planned as a hash join over all the
-                // collection's rows (~190 ms per removed document at 50k terms).
-                let t = cache::update(
-                    c,
-                    "WITH up AS (INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
-                                SELECT $1, u.term, -1, -u.tf FROM unnest($2::text[], $3::int8[]) AS u(term, tf) \
-                                ORDER BY u.term COLLATE \"C\" \
-                                ON CONFLICT (collection_id, term) DO UPDATE \
-                                SET df = s.df + excluded.df, cf = s.cf + excluded.cf \
-                                RETURNING s.ctid, s.df, s.cf) \
-                     SELECT ARRAY(SELECT ctid::text FROM up WHERE df <= 0 OR cf <= 0)",
-                    None,
-                    &[coll_id.into(), terms.into(), tfs.into()],
-                );
-                let empty: Vec<String> = t
-                    .first()
-                    .get::<Vec<String>>(1)
-                    .ok()
-                    .flatten()
-                    .unwrap_or_default();
-                delete_empty(c, coll_id, empty);
-            }
-            cache::update(
-                c,
-                "UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $3, 0), \
-                 total_len = greatest(total_len + $2 * $3, 0), \
-                 changes_since_recompute = changes_since_recompute + 1 \
-                 WHERE collection_id = $1 RETURNING pending",
-                None,
-                &[coll_id.into(), len.into(), sign.into()],
-            )
-        };
-        let pending = if t.is_empty() {
-            0
-        } else {
-            t.first().get::<i64>(1).ok().flatten().unwrap_or(0)
-        };
-        let batch = batch as i64;
-        if pending > 0 && pending >= batch {
-            if crate::gucs::background_fold() && pending < 2 * batch {
-                crate::pg::worker::want_fold(coll_id);
+                    &args,
+                )
             } else {
-                fold(c, coll_id);
+                if !terms.is_empty() {
+                    // The key index is probed per term, in term order, whatever the
+                    // planner thinks of the collection's size.
+                    let t = cache::update(
+                        c,
+                        "WITH up AS (INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
+                                    SELECT $1, u.term, u.df, u.cf \
+                                    FROM unnest($2::text[], $3::int8[], $4::int8[]) AS u(term, df, cf) \
+                                    ORDER BY u.term COLLATE \"C\" \
+                                    ON CONFLICT (collection_id, term) DO UPDATE \
+                                    SET df = s.df + excluded.df, cf = s.cf + excluded.cf \
+                                    RETURNING s.ctid, s.df, s.cf) \
+                         SELECT ARRAY(SELECT ctid::text FROM up WHERE df <= 0 OR cf <= 0)",
+                        None,
+                        &[coll_id.into(), terms.into(), dfs.into(), cfs.into()],
+                    );
+                    let empty: Vec<String> = t
+                        .first()
+                        .get::<Vec<String>>(1)
+                        .ok()
+                        .flatten()
+                        .unwrap_or_default();
+                    delete_empty(c, coll_id, empty);
+                }
+                cache::update(
+                    c,
+                    "UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $2, 0), \
+                     total_len = greatest(total_len + $3, 0), \
+                     changes_since_recompute = changes_since_recompute + $4 \
+                     WHERE collection_id = $1 RETURNING pending",
+                    None,
+                    &counts,
+                )
+            };
+            let pending = if t.is_empty() {
+                0
+            } else {
+                t.first().get::<i64>(1).ok().flatten().unwrap_or(0)
+            };
+            let batch = batch as i64;
+            if pending > 0 && pending >= batch {
+                if crate::gucs::background_fold() && pending < 2 * batch {
+                    crate::pg::worker::want_fold(coll_id);
+                } else {
+                    fold(c, coll_id);
+                }
             }
         }
     });
+    if pushed {
+        // SAFETY: pops the snapshot pushed above.
+        unsafe { pg_sys::PopActiveSnapshot() };
+    }
 }
 
 /// Folds every committed pending document of a collection into `term_stats` and
@@ -1221,9 +1324,10 @@ fn fold(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 {
 pub(crate) fn fold_terms(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 {
     let t = c
         .update(
-            "WITH d AS (DELETE FROM dedup.term_stats_pending WHERE collection_id = $1 RETURNING terms, tfs, sign), \
-                  agg AS (SELECT u.term, sum(d.sign)::int8 AS df, sum(d.sign * u.tf)::int8 AS cf \
-                          FROM d, unnest(d.terms, d.tfs) AS u(term, tf) GROUP BY u.term), \
+            "WITH d AS (DELETE FROM dedup.term_stats_pending WHERE collection_id = $1 RETURNING terms, tfs, sign, dfs), \
+                  agg AS (SELECT u.term, sum(coalesce(u.df, d.sign))::int8 AS df, \
+                                 sum(CASE WHEN u.df IS NULL THEN d.sign * u.tf ELSE u.tf END)::int8 AS cf \
+                          FROM d, unnest(d.terms, d.tfs, d.dfs) AS u(term, tf, df) GROUP BY u.term), \
                   ins AS (INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
                           SELECT $1, term, df, cf FROM agg WHERE df <> 0 OR cf <> 0 ORDER BY term COLLATE \"C\" \
                           ON CONFLICT (collection_id, term) DO UPDATE SET df = s.df + excluded.df, cf = s.cf + excluded.cf \
@@ -1284,6 +1388,7 @@ pub(crate) fn settle_pending(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32, fol
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn flush_stats(collection: &str) -> i64 {
     let coll = load(collection);
+    flush_collection(coll.id);
     Spi::connect_mut(|c| {
         c.update(
             "SELECT 1 FROM dedup.collection_stats WHERE collection_id = $1 FOR UPDATE",
@@ -1300,6 +1405,7 @@ fn flush_stats(collection: &str) -> i64 {
 fn add_document(collection: &str, doc: DocumentDatum) {
     let coll = load(collection);
     add(coll.id, &doc.decode());
+    flush_collection(coll.id);
 }
 
 /// Removes a document from a collection's statistics.
@@ -1307,6 +1413,7 @@ fn add_document(collection: &str, doc: DocumentDatum) {
 fn remove_document(collection: &str, doc: DocumentDatum) {
     let coll = load(collection);
     remove(coll.id, &doc.decode());
+    flush_collection(coll.id);
 }
 
 // ---- weights --------------------------------------------------------------------
@@ -1535,6 +1642,9 @@ pub fn _recompute(
 }
 
 pub fn recompute_collection(coll: &Collection) -> i64 {
+    // The tables already hold this transaction's rows: its unwritten changes would
+    // count them twice.
+    forget_own_changes(coll.id);
     let tables: Vec<(pg_sys::Oid, String, Option<String>)> = Spi::connect_mut(|c| {
         // Blocks concurrent add_document/remove_document on this collection until commit.
         c.update(

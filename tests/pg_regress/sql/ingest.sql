@@ -47,6 +47,9 @@ SELECT err($$SELECT dedup.is_duplicate('nokey', 'x')$$);
 SELECT a, b, verdict FROM dedup.pairs('news') ORDER BY a::int, b::int;
 SELECT * FROM dedup.groups('news') ORDER BY group_id, key::int;
 SELECT pairs, round(symmetry::numeric, 3) AS s, round(transitivity::numeric, 3) AS t FROM dedup.matrix_quality('news');
+-- A transaction's own statistics changes are written when it commits;
+-- dedup.flush_stats writes them now.
+SELECT dedup.flush_stats('news') >= 0 AS written;
 SELECT collection, documents, duplicates, rejected, last_recompute IS NOT NULL AS recomputed FROM dedup.status;
 
 -- Over the size limit: stored unchecked, with a WARNING.
@@ -59,6 +62,7 @@ SELECT dedup_doc IS NULL AS unchecked FROM news WHERE title = 'Длинный';
 UPDATE news SET body = 'Футбольный клуб Спартак выиграл у Зенита со счетом 2:1 в центральном матче тура.' WHERE title = 'Погода в Москве';
 SELECT title, duplicate_of FROM news WHERE title = 'Погода в Москве';
 DELETE FROM news WHERE title = 'Погода в Москве';
+SELECT dedup.flush_stats('news') >= 0 AS written;
 SELECT n_docs FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'news';
 SELECT (SELECT dedup.term_stats_agg(dedup_doc) FROM news)->'n_docs' AS recomputed_n_docs;
 

@@ -1,0 +1,125 @@
+//! Whose rights the extension's own bookkeeping runs with, and what a caller may
+//! be told.
+//!
+//! A role that may write to an enabled table needs nothing else: the trigger's
+//! reads and writes of the extension's tables (configuration, statistics, models,
+//! sources, rejected rows), and the statistics written when the transaction
+//! commits, run as the extension's owner ([`as_owner`]), with `search_path` pinned
+//! to `pg_catalog, pg_temp` so that no function or operator of the caller's can be
+//! picked up by a query of the extension's. The extension's tables grant nothing to
+//! PUBLIC. What the extension reveals of a table's rows (the original's key in an
+//! error's DETAIL, the answers of `is_duplicate` and `find_original`) follows the
+//! rule PostgreSQL applies to a unique violation's DETAIL ([`may_read`]).
+
+use crate::pg::raise_with;
+use pgrx::pg_sys;
+use pgrx::pg_sys::errcodes::PgSqlErrorCode;
+use std::cell::Cell;
+
+thread_local! {
+    /// The extension owner's role, with the configuration epoch it was read at.
+    static OWNER: Cell<Option<(u64, pg_sys::Oid)>> = const { Cell::new(None) };
+}
+
+/// The role that owns the extension (`pg_extension.extowner`).
+fn owner() -> pg_sys::Oid {
+    let epoch = crate::pg::config_cache::epoch();
+    if let Some((e, o)) = OWNER.with(Cell::get) {
+        if e == epoch {
+            return o;
+        }
+    }
+    let o = pgrx::Spi::get_one::<pg_sys::Oid>(
+        "SELECT extowner FROM pg_catalog.pg_extension WHERE extname = 'pg_dedup'",
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_else(|| {
+        raise_with(
+            PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,
+            "extension \"pg_dedup\" is not installed in this database".into(),
+            None,
+        )
+    });
+    OWNER.with(|c| c.set(Some((epoch, o))));
+    o
+}
+
+/// The role the caller runs as (outside [`as_owner`]).
+pub fn caller() -> pg_sys::Oid {
+    // SAFETY: reads the backend's current user.
+    unsafe { pg_sys::GetUserId() }
+}
+
+/// Runs `f` as the extension's owner, as a restricted operation (no `SET ROLE`,
+/// no temporary objects), with `search_path = pg_catalog, pg_temp`; both are put
+/// back afterwards, and by the (sub)transaction abort when `f` raises.
+pub fn as_owner<R>(f: impl FnOnce() -> R) -> R {
+    let owner = owner();
+    let mut saved_user = pg_sys::InvalidOid;
+    let mut saved_ctx: i32 = 0;
+    // SAFETY: saves and switches the current user and opens a GUC nest level, as
+    // fmgr does for a SECURITY DEFINER function with a SET clause; the strings are
+    // static and NUL-terminated.
+    let level = unsafe {
+        pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_ctx);
+        pg_sys::SetUserIdAndSecContext(
+            owner,
+            saved_ctx
+                | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32
+                | pg_sys::SECURITY_RESTRICTED_OPERATION as i32,
+        );
+        let level = pg_sys::NewGUCNestLevel();
+        pg_sys::set_config_option(
+            c"search_path".as_ptr(),
+            c"pg_catalog, pg_temp".as_ptr(),
+            pg_sys::GucContext::PGC_USERSET,
+            pg_sys::GucSource::PGC_S_SESSION,
+            pg_sys::GucAction::GUC_ACTION_SAVE,
+            true,
+            0,
+            false,
+        );
+        level
+    };
+    let r = f();
+    // SAFETY: undoes the above, in reverse order.
+    unsafe {
+        pg_sys::AtEOXact_GUC(true, level);
+        pg_sys::SetUserIdAndSecContext(saved_user, saved_ctx);
+    }
+    r
+}
+
+/// Whether `role` may read every row of `rel`, by the rule PostgreSQL uses for a
+/// unique violation's DETAIL: SELECT on the table, and no row-level security
+/// applying to that role.
+pub fn may_read(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
+    // SAFETY: catalog checks on an existing relation; check_enable_rls with
+    // noError does not raise.
+    unsafe {
+        pg_sys::pg_class_aclcheck(rel, role, pg_sys::ACL_SELECT as pg_sys::AclMode)
+            == pg_sys::AclResult::ACLCHECK_OK
+            && pg_sys::check_enable_rls(rel, role, true) != pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
+    }
+}
+
+/// Raises 42501 unless the caller may read every row of `rel` (see [`may_read`]):
+/// the reading functions answer from the whole table, so a role that may not read
+/// all of it may not ask them.
+pub fn require_read(rel: pg_sys::Oid, what: &str) {
+    if may_read(rel, caller()) {
+        return;
+    }
+    let name = pgrx::Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[rel.into()])
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    raise_with(
+        PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+        format!("permission denied for table {name}"),
+        Some(format!(
+            "{what} answers from every row of the table: it needs SELECT on it, and no row-level security applying to the caller"
+        )),
+    )
+}
