@@ -48,7 +48,10 @@ CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON de
     FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
 
 -- Keeps the collection statistics right when rows go away.
+-- SECURITY DEFINER with a pinned search_path: a role that may delete from an
+-- enabled table needs no rights on the extension's tables.
 CREATE FUNCTION dedup._delete_trigger() RETURNS trigger
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 LANGUAGE plpgsql AS $$
 BEGIN
     IF OLD.dedup_doc IS NOT NULL THEN
@@ -311,3 +314,10 @@ SELECT c.name AS collection,
        dedup.staleness(c.name) AS staleness
 FROM dedup.collections c JOIN dedup.collection_stats s ON s.collection_id = c.id;
 COMMENT ON VIEW dedup.status IS 'Per collection: documents, duplicates, rejected rows, last recompute and staleness';
+
+-- Privileges: PUBLIC may use the schema (its types, and the functions it may
+-- execute), and nothing of the extension's tables; the trigger does its
+-- bookkeeping with the extension owner's rights (src/pg/privilege.rs).
+GRANT USAGE ON SCHEMA dedup TO PUBLIC;
+REVOKE ALL ON ALL TABLES IN SCHEMA dedup FROM PUBLIC;
+REVOKE ALL ON ALL SEQUENCES IN SCHEMA dedup FROM PUBLIC;

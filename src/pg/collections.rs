@@ -1194,7 +1194,11 @@ pub fn subtransaction_ended(sub: u32, parent: u32, committed: bool) {
 /// into `term_stats` with a single upsert that touches each term once. N and the
 /// total length are always written at once.
 pub fn flush() {
-    write_changes(DELTA.with(|d| d.borrow_mut().take()));
+    let all = DELTA.with(|d| d.borrow_mut().take());
+    if !all.is_empty() {
+        // Whoever commits, the statistics are written with the owner's rights.
+        crate::pg::privilege::as_owner(|| write_changes(all));
+    }
 }
 
 /// Writes this transaction's changes to one collection now (see [`flush`]); the

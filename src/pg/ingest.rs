@@ -12,6 +12,7 @@ use crate::pg::collections::{self, Collection, Sketched, Weigher};
 use crate::pg::config_cache;
 use crate::pg::keylocks;
 use crate::pg::models::{self, verdict, Authorities, Loaded, Weighted};
+use crate::pg::privilege::{self, as_owner};
 use crate::pg::scan;
 use crate::pg::signature::options_of;
 use crate::pg::types::{DocRef, DocumentDatum, SignatureDatum, StoredDoc};
@@ -683,15 +684,18 @@ pub fn _is_duplicate(
     published_at: Option<TimestampWithTimeZone>,
     source: Option<&str>,
 ) -> bool {
-    let cfg = table_config(tbl);
-    let Some(body) = body else { return false };
-    if over_limit(body, title) {
-        return false;
-    }
-    let doc = analyze(&cfg, body, title, published_at, source);
-    check(&cfg, doc, cfg.model.as_deref(), None, Store::Nothing)
-        .original
-        .is_some()
+    privilege::require_read(tbl, "dedup.is_duplicate");
+    as_owner(|| {
+        let cfg = table_config(tbl);
+        let Some(body) = body else { return false };
+        if over_limit(body, title) {
+            return false;
+        }
+        let doc = analyze(&cfg, body, title, published_at, source);
+        check(&cfg, doc, cfg.model.as_deref(), None, Store::Nothing)
+            .original
+            .is_some()
+    })
 }
 
 /// The rows a document duplicates, as their originals (the first of a chain), best first.
@@ -707,14 +711,17 @@ pub fn _find_original(
         name!(score, f64),
     ),
 > {
-    let cfg = table_config(tbl);
-    let c = check(
-        &cfg,
-        doc.decode(),
-        cfg.model.as_deref(),
-        None,
-        Store::Nothing,
-    );
+    privilege::require_read(tbl, "dedup.find_original");
+    let c = as_owner(|| {
+        let cfg = table_config(tbl);
+        check(
+            &cfg,
+            doc.decode(),
+            cfg.model.as_deref(),
+            None,
+            Store::Nothing,
+        )
+    });
     let mut rows: Vec<(String, verdict, f64)> = c
         .judged
         .into_iter()

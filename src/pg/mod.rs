@@ -9,6 +9,7 @@ pub mod document;
 pub mod ingest;
 pub mod keylocks;
 pub mod models;
+pub mod privilege;
 pub mod scan;
 pub mod signature;
 pub mod tests;

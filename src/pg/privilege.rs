@@ -100,7 +100,8 @@ pub fn may_read(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
     unsafe {
         pg_sys::pg_class_aclcheck(rel, role, pg_sys::ACL_SELECT as pg_sys::AclMode)
             == pg_sys::AclResult::ACLCHECK_OK
-            && pg_sys::check_enable_rls(rel, role, true) != pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
+            && pg_sys::check_enable_rls(rel, role, true)
+                != pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
     }
 }
 

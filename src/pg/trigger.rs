@@ -12,6 +12,7 @@
 
 use crate::pg::ingest::{self, Action, TableConfig};
 use crate::pg::models::verdict;
+use crate::pg::privilege::{self, as_owner};
 use crate::pg::raise_with;
 use crate::pg::types::DocumentDatum;
 use crate::pg::types::SignatureDatum;
@@ -161,7 +162,9 @@ fn _trigger<'a>(
     let Ok(tbl) = trigger.relid() else {
         return Ok(Some(unchanged()));
     };
-    let Some(cfg) = ingest::enabled_table(tbl) else {
+    // The extension's own tables are read and written with its owner's rights
+    // (src/pg/privilege.rs): the writer needs no rights on them.
+    let Some(cfg) = as_owner(|| ingest::enabled_table(tbl)) else {
         return Ok(Some(unchanged()));
     };
     let row = Row {
@@ -177,7 +180,7 @@ fn _trigger<'a>(
         if let Some(d) = old.datum(doc_col) {
             // SAFETY: a non-null dedup.document datum.
             if let Some(doc) = unsafe { DocumentDatum::from_datum(d, false) } {
-                ingest::forget(&cfg, &doc);
+                as_owner(|| ingest::forget(&cfg, &doc));
             }
         }
     }
@@ -195,28 +198,30 @@ fn _trigger<'a>(
     } else {
         None
     };
-    let checked = ingest::check_row(
-        &cfg,
-        body.as_deref(),
-        title.as_deref(),
-        published_at,
-        source.as_deref(),
-        model.as_deref(),
-        self_key.as_deref(),
-        // A duplicate that 'skip' keeps out of the table stays out of its
-        // statistics too.
-        if cfg.action == Action::Skip && !is_update {
-            ingest::Store::UnlessDuplicate
-        } else {
-            ingest::Store::Always
-        },
-    );
+    let checked = as_owner(|| {
+        ingest::check_row(
+            &cfg,
+            body.as_deref(),
+            title.as_deref(),
+            published_at,
+            source.as_deref(),
+            model.as_deref(),
+            self_key.as_deref(),
+            // A duplicate that 'skip' keeps out of the table stays out of its
+            // statistics too.
+            if cfg.action == Action::Skip && !is_update {
+                ingest::Store::UnlessDuplicate
+            } else {
+                ingest::Store::Always
+            },
+        )
+    });
 
     if let (Some(original), false) = (&checked.original, is_update) {
         match cfg.action {
             Action::Mark => {}
             Action::Skip => {
-                reject(&cfg, new_tuple, desc, data, original, &checked);
+                as_owner(|| reject(&cfg, new_tuple, desc, data, original, &checked));
                 return Ok(None);
             }
             Action::Error => {
@@ -227,15 +232,22 @@ fn _trigger<'a>(
                         .unwrap_or_else(|| cfg.tname.clone());
                 let v = checked.verdict.map(verdict_label).unwrap_or_default();
                 let score = checked.score.map(|s| format!("{s:.4}")).unwrap_or_default();
+                // The original's key only for a writer who may read it, as in a
+                // unique violation's DETAIL.
+                let detail = if privilege::may_read(tbl, privilege::caller()) {
+                    format!("The row duplicates the row with key {original} in {name} (verdict {v}, score {score}).")
+                } else {
+                    format!("The row duplicates a row of {name} (verdict {v}, score {score}).")
+                };
                 pgrx::pg_sys::panic::ErrorReport::new(
                     PgSqlErrorCode::ERRCODE_UNIQUE_VIOLATION,
                     "duplicate text rejected by pg_dedup",
                     "pg_dedup",
                 )
-                .set_detail(format!(
-                    "The row duplicates the row with key {original} in {name} (verdict {v}, score {score})."
-                ))
-                .set_hint("dedup.enable(..., action => 'mark') stores duplicates and marks them instead")
+                .set_detail(detail)
+                .set_hint(
+                    "dedup.enable(..., action => 'mark') stores duplicates and marks them instead",
+                )
                 .report(pgrx::PgLogLevel::ERROR);
             }
         }

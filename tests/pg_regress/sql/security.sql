@@ -1,0 +1,70 @@
+-- Privileges: an application role with rights on its own table only.
+CREATE ROLE regress_dedup_app LOGIN;
+CREATE ROLE regress_dedup_reader LOGIN;
+CREATE TABLE sec_mark (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text);
+CREATE TABLE sec_skip (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text);
+CREATE TABLE sec_error (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text);
+SELECT dedup.enable('sec_mark', 'body');
+SELECT dedup.enable('sec_skip', 'body', action => 'skip');
+SELECT dedup.enable('sec_error', 'body', action => 'error');
+GRANT SELECT, INSERT, UPDATE, DELETE ON sec_mark TO regress_dedup_app;
+GRANT INSERT ON sec_skip, sec_error TO regress_dedup_app;
+-- A schema early on the writer's search_path whose functions must never be called.
+CREATE SCHEMA regress_evil;
+CREATE FUNCTION regress_evil.unnest(anyarray) RETURNS SETOF anyelement LANGUAGE plpgsql
+    AS $$ BEGIN RAISE EXCEPTION 'regress_evil.unnest called'; END $$;
+CREATE FUNCTION regress_evil.lower(text) RETURNS text LANGUAGE plpgsql
+    AS $$ BEGIN RAISE EXCEPTION 'regress_evil.lower called'; END $$;
+GRANT USAGE ON SCHEMA regress_evil TO PUBLIC;
+
+SET ROLE regress_dedup_app;
+SET search_path = regress_evil, pg_catalog, public;
+-- 'mark': insert, a reprint, an update and a delete, each its own transaction.
+INSERT INTO sec_mark (body) VALUES
+ ('Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке. Эксперты ожидают ослабления рубля.');
+INSERT INTO sec_mark (body) VALUES
+ ('Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.');
+INSERT INTO sec_mark (body) VALUES ('В Москве ожидается снег и гололед. Синоптики предупреждают о сильном ветре.');
+SELECT id, duplicate_of, dedup_verdict FROM sec_mark ORDER BY id;
+UPDATE sec_mark SET body = 'Футбольный клуб Спартак выиграл у Зенита со счетом 2:1.' WHERE id = 3;
+DELETE FROM sec_mark WHERE id = 2;
+-- 'skip': the copy is kept out and recorded, with no rights on dedup.rejected.
+INSERT INTO sec_skip (body) VALUES ('Новый мост через реку открыли в Казани после трех лет строительства.');
+INSERT INTO sec_skip (body) VALUES ('Новый мост через реку открыли в Казани после трех лет строительства.');
+-- 'error': 23505; without SELECT on the table the DETAIL does not name the key.
+INSERT INTO sec_error (body) VALUES ('Театр представил премьеру сезона: постановку по роману Булгакова.');
+SELECT err($$INSERT INTO sec_error (body) VALUES ('Театр представил премьеру сезона: постановку по роману Булгакова.')$$);
+-- The extension's tables are not the writer's to read or change.
+SELECT err($$DELETE FROM dedup.term_stats$$);
+SELECT err($$UPDATE dedup.collection_stats SET n_docs = 0$$);
+SELECT err($$INSERT INTO dedup.rejected (tbl, row_data) VALUES ('sec_mark', '{}')$$);
+SELECT err($$UPDATE dedup.enabled_tables SET action = 'mark'$$);
+SELECT err($$DELETE FROM dedup.models$$);
+-- Reading functions answer only a role that may read the whole table.
+SELECT err($$SELECT dedup.is_duplicate('sec_skip', 'Новый мост через реку открыли в Казани после трех лет строительства.')$$);
+SELECT err($$SELECT * FROM dedup.find_original('sec_skip', dedup.to_document('Новый мост через реку открыли в Казани.'))$$);
+SELECT dedup.is_duplicate('sec_mark', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.') AS reprint;
+RESET search_path;
+RESET ROLE;
+
+-- The owner sees the key in the DETAIL; what the writer did is on record.
+SELECT err($$INSERT INTO sec_error (body) VALUES ('Театр представил премьеру сезона: постановку по роману Булгакова.')$$);
+SELECT id, duplicate_of, dedup_verdict FROM sec_mark ORDER BY id;
+SELECT count(*) AS kept_out, min(original_key) AS original FROM dedup.rejected WHERE tbl = 'sec_skip'::regclass;
+SELECT count(*) AS skip_rows FROM sec_skip;
+-- The statistics the writer's transactions wrote equal a recompute.
+SELECT s.n_docs = (SELECT (dedup.term_stats_agg(dedup_doc)->>'n_docs')::bigint FROM sec_mark) AS n_docs_right
+FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'sec_mark';
+
+-- Row-level security: a reader who sees only some rows may not ask.
+ALTER TABLE sec_mark ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sec_mark_some ON sec_mark FOR SELECT USING (id > 2);
+GRANT SELECT ON sec_mark TO regress_dedup_reader;
+SET ROLE regress_dedup_reader;
+SELECT err($$SELECT dedup.is_duplicate('sec_mark', 'Курс доллара на Московской бирже вырос до 92 рублей.')$$);
+RESET ROLE;
+
+SELECT dedup.disable('sec_mark'), dedup.disable('sec_skip'), dedup.disable('sec_error');
+DROP TABLE sec_mark, sec_skip, sec_error;
+DROP SCHEMA regress_evil CASCADE;
+DROP ROLE regress_dedup_app, regress_dedup_reader;
