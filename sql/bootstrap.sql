@@ -2,6 +2,16 @@
 -- The I/O functions are Rust (`#[pg_extern(sql = false)]` in src/pg/document.rs);
 -- pgrx names their C symbols `<function>_wrapper`.
 
+-- Text analysis reads UTF-8: refuse any other database encoding at once.
+DO $$
+BEGIN
+    IF pg_catalog.getdatabaseencoding() <> 'UTF8' THEN
+        RAISE EXCEPTION 'pg_dedup needs a UTF8 database; this one is %', pg_catalog.getdatabaseencoding()
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'create the database WITH ENCODING ''UTF8'' (and a UTF-8 locale)';
+    END IF;
+END $$;
+
 -- ---------------------------------------------------------------------------
 -- dedup.document
 -- ---------------------------------------------------------------------------

@@ -1090,6 +1090,20 @@ fn create_collection(
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn drop_collection(name: &str) {
     let coll = load(name);
+    let users = Spi::get_one_with_args::<String>(
+        "SELECT string_agg(e.tbl::regclass::text, ', ' ORDER BY e.tbl::regclass::text) \
+         FROM dedup.enabled_tables e WHERE e.collection_id = $1",
+        &[coll.id.into()],
+    )
+    .ok()
+    .flatten();
+    if let Some(users) = users {
+        crate::pg::raise_with(
+            PgSqlErrorCode::ERRCODE_OBJECT_IN_USE,
+            format!("collection \"{name}\" is used by enabled table {users}"),
+            Some("call dedup.disable on those tables first".into()),
+        );
+    }
     forget_own_changes(coll.id);
     Spi::connect_mut(|c| {
         for sql in [

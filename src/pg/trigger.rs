@@ -144,6 +144,20 @@ fn _trigger<'a>(
     trigger: &'a pgrx::PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByPostgres>>, std::convert::Infallible> {
     let data = trigger.trigger_data();
+    // Only as dedup.enable installs it: a row trigger, BEFORE INSERT or UPDATE.
+    let fired_right = matches!(trigger.level(), pgrx::PgTriggerLevel::Row)
+        && matches!(trigger.when(), Ok(pgrx::PgTriggerWhen::Before))
+        && matches!(
+            trigger.op(),
+            Ok(pgrx::PgTriggerOperation::Insert | pgrx::PgTriggerOperation::Update)
+        );
+    if !fired_right {
+        raise_with(
+            PgSqlErrorCode::ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED,
+            "dedup._trigger() must be fired as a row trigger BEFORE INSERT OR UPDATE".into(),
+            Some("dedup.enable installs it; do not create triggers on it by hand".into()),
+        );
+    }
     let desc = {
         // SAFETY: a row trigger always has its relation.
         unsafe { (*data.tg_relation).rd_att }

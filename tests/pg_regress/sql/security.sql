@@ -64,7 +64,23 @@ SET ROLE regress_dedup_reader;
 SELECT err($$SELECT dedup.is_duplicate('sec_mark', 'Курс доллара на Московской бирже вырос до 92 рублей.')$$);
 RESET ROLE;
 
+-- A collection an enabled table uses cannot be dropped from under it.
+SELECT err($$SELECT dedup.drop_collection('sec_mark')$$);
+-- The trigger refuses to run other than as dedup.enable installs it.
+CREATE TRIGGER sec_wrong AFTER INSERT ON sec_mark FOR EACH ROW EXECUTE FUNCTION dedup._trigger();
+SELECT err($$INSERT INTO sec_mark (body) VALUES ('Другой текст.')$$);
+DROP TRIGGER sec_wrong ON sec_mark;
+
 SELECT dedup.disable('sec_mark'), dedup.disable('sec_skip'), dedup.disable('sec_error');
 DROP TABLE sec_mark, sec_skip, sec_error;
 DROP SCHEMA regress_evil CASCADE;
 DROP ROLE regress_dedup_app, regress_dedup_reader;
+
+-- A database that is not UTF-8 is refused at CREATE EXTENSION.
+SELECT current_database() AS regress_db \gset
+CREATE DATABASE regress_dedup_latin1 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0;
+\c regress_dedup_latin1
+\set VERBOSITY terse
+CREATE EXTENSION pg_dedup;
+\c :regress_db
+DROP DATABASE regress_dedup_latin1;
