@@ -82,6 +82,10 @@ DECLARE
     text_cols text;
     idx text;
     n bigint;
+    lim_bytes bigint;
+    lim_words int;
+    saved_words text;
+    saved_bytes text;
 BEGIN
     IF tbl IS NULL OR body IS NULL THEN
         RAISE EXCEPTION 'tbl and body must not be NULL' USING ERRCODE = 'invalid_parameter_value';
@@ -138,7 +142,14 @@ BEGIN
 
     -- Backfill in one pass: documents, then statistics and signatures by recompute,
     -- then duplicate marks from the same pairwise decision as dedup.pairs.
-    -- A text over dedup.max_document_bytes is stored unchecked, as the trigger does.
+    -- A text over the collection's max_document_bytes is stored unchecked, as the
+    -- trigger does, and words are kept by the collection's min_word_length.
+    SELECT l.max_document_bytes, l.min_word_length INTO lim_bytes, lim_words
+    FROM dedup.collection_limits(coll) l;
+    saved_words := current_setting('dedup.min_word_length');
+    saved_bytes := current_setting('dedup.max_document_bytes');
+    PERFORM set_config('dedup.min_word_length', lim_words::text, true);
+    PERFORM set_config('dedup.max_document_bytes', lim_bytes::text, true);
     EXECUTE format('UPDATE %1$s SET dedup_doc = CASE WHEN octet_length(%2$I::text) <= $1 '
                    '    THEN dedup.to_document(%2$I::text, %3$s, %4$s, %5$s, %6$L) END, '
                    'dedup_verdict = CASE WHEN octet_length(%2$I::text) <= $1 THEN ''distinct''::dedup.verdict END',
@@ -147,8 +158,10 @@ BEGIN
                    CASE WHEN published_at IS NULL THEN 'NULL' ELSE format('%I::timestamptz', published_at) END,
                    CASE WHEN source IS NULL THEN 'NULL' ELSE format('%I::text', source) END,
                    (SELECT c.lang FROM dedup.collections c WHERE c.id = coll_id))
-    USING pg_size_bytes(current_setting('dedup.max_document_bytes'));
+    USING lim_bytes;
     GET DIAGNOSTICS n = ROW_COUNT;
+    PERFORM set_config('dedup.min_word_length', saved_words, true);
+    PERFORM set_config('dedup.max_document_bytes', saved_bytes, true);
     RAISE NOTICE 'enable %: % existing rows read', tbl, n;
     IF n > 0 THEN
         PERFORM dedup.recompute(coll);
@@ -314,6 +327,13 @@ SELECT c.name AS collection,
        dedup.staleness(c.name) AS staleness
 FROM dedup.collections c JOIN dedup.collection_stats s ON s.collection_id = c.id;
 COMMENT ON VIEW dedup.status IS 'Per collection: documents, duplicates, rejected rows, last recompute and staleness';
+
+COMMENT ON FUNCTION dedup.set_collection_options(text, jsonb) IS
+    'Changes what a collection enforces (max_document_bytes, min_word_length, min_shared_keys, similarity_threshold); returns its options';
+COMMENT ON FUNCTION dedup.collection_limits(text) IS
+    'What a collection enforces, defaults filled in: the trigger reads these, not the session settings';
+COMMENT ON FUNCTION dedup._statement_end() IS
+    'Statement trigger dedup.enable installs: releases the signature-key locks of the statement''s last row';
 
 -- Privileges: PUBLIC may use the schema (its types, and the functions it may
 -- execute), and nothing of the extension's tables; the trigger does its

@@ -12,6 +12,7 @@ pub mod doctext;
 pub mod document;
 pub mod error;
 pub mod features;
+pub mod limits;
 pub mod memo;
 pub mod metrics;
 pub mod signature;
@@ -94,6 +95,8 @@ pgrx::extension_sql_file!(
         _matrix_quality,
         staleness,
         create_collection,
+        set_collection_options,
+        collection_limits,
         drop_collection,
         to_document
     ]

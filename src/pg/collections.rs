@@ -26,6 +26,8 @@ pub struct Collection {
     pub lang: Lang,
     pub params: Params,
     pub options: serde_json::Value,
+    /// What the trigger enforces, from `options` (see [`crate::limits`]).
+    pub limits: crate::limits::Limits,
 }
 
 fn unknown_collection(name: &str) -> DedupError {
@@ -255,6 +257,7 @@ fn load_uncached(name: &str) -> Collection {
         name: name.to_owned(),
         lang: Lang::parse(&lang).or_raise(),
         params: Params::new(weighting, k1, b).or_raise(),
+        limits: crate::limits::Limits::from_json(&options).or_raise(),
         options,
     }
 }
@@ -985,29 +988,9 @@ impl<'c> Weigher<'c> {
     }
 }
 
-/// Runs `f` with `enable_indexscan` off, as a function's `SET` clause would: in a new
-/// GUC nest level, popped here, or by the (sub)transaction abort if `f` raises.
+/// Runs `f` with `enable_indexscan` off (see `pg::guc_scope`).
 fn without_index_scans<R>(f: impl FnOnce() -> R) -> R {
-    // SAFETY: the nest level is opened and closed around `f` as fmgr does for a
-    // function with SET; both strings are static and NUL-terminated.
-    let level = unsafe {
-        let level = pg_sys::NewGUCNestLevel();
-        pg_sys::set_config_option(
-            c"enable_indexscan".as_ptr(),
-            c"off".as_ptr(),
-            pg_sys::GucContext::PGC_USERSET,
-            pg_sys::GucSource::PGC_S_SESSION,
-            pg_sys::GucAction::GUC_ACTION_SAVE,
-            true,
-            0,
-            false,
-        );
-        level
-    };
-    let r = f();
-    // SAFETY: closes the level opened above.
-    unsafe { pg_sys::AtEOXact_GUC(true, level) };
-    r
+    crate::pg::guc_scope::with_settings(&[(c"enable_indexscan", c"off")], f)
 }
 
 /// Body and title weights of `doc` in collection `coll`, aligned with its terms.
@@ -1047,6 +1030,7 @@ fn create_collection(
         ));
     }
     crate::signature::SignatureOptions::from_json(&options.0).or_raise();
+    crate::limits::Limits::from_json(&options.0).or_raise();
     let lang_s = match lang {
         Lang::Auto => "auto",
         Lang::Russian => "russian",
@@ -1084,6 +1068,73 @@ fn create_collection(
         )
         .unwrap_or_else(|e| spi_err(e));
     });
+}
+
+/// Changes what a collection enforces (the keys of [`crate::limits`]; a NULL value
+/// takes a key back to its default). Other options change the collection's
+/// signatures and are set when it is created. Returns the collection's options.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn set_collection_options(collection: &str, options: JsonB) -> JsonB {
+    let coll = load(collection);
+    let serde_json::Value::Object(changes) = options.0 else {
+        raise(DedupError::invalid_parameter(
+            "options must be a jsonb object",
+        ))
+    };
+    let mut merged = match coll.options.clone() {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    for (k, v) in changes {
+        if !crate::limits::KEYS.contains(&k.as_str()) {
+            raise(DedupError::InvalidParameter {
+                msg: format!("option \"{k}\" cannot be changed on an existing collection"),
+                hint: Some(format!(
+                    "the options that can are {}; signature options are set by dedup.create_collection",
+                    crate::limits::KEYS.join(", ")
+                )),
+            });
+        }
+        if v.is_null() {
+            merged.remove(&k);
+        } else {
+            merged.insert(k, v);
+        }
+    }
+    let merged = serde_json::Value::Object(merged);
+    crate::limits::Limits::from_json(&merged).or_raise();
+    Spi::connect_mut(|c| {
+        c.update(
+            "UPDATE dedup.collections SET options = $2 WHERE id = $1",
+            None,
+            &[coll.id.into(), JsonB(merged.clone()).into()],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+    });
+    JsonB(merged)
+}
+
+/// What a collection enforces (see [`crate::limits`]), defaults filled in; for
+/// `dedup.enable`'s backfill and for users.
+#[pg_extern(stable, strict, parallel_safe)]
+fn collection_limits(
+    collection: &str,
+) -> TableIterator<
+    'static,
+    (
+        name!(max_document_bytes, i64),
+        name!(min_word_length, i32),
+        name!(min_shared_keys, i32),
+        name!(similarity_threshold, f64),
+    ),
+> {
+    let l = load(collection).limits;
+    TableIterator::once((
+        l.max_document_bytes as i64,
+        l.min_word_length as i32,
+        l.min_shared_keys as i32,
+        l.similarity_threshold,
+    ))
 }
 
 /// Drops a collection and all its statistics.

@@ -282,6 +282,7 @@ fn find_candidates(
             self_key,
             fresh,
             MAX_CANDIDATES as usize,
+            &cfg.coll.limits,
         );
         // SAFETY: each document is a non-null copy of a `dedup.document` varlena in
         // the current memory context, alive for the rest of the row's check.
@@ -321,11 +322,24 @@ fn find_candidates(
     );
     Spi::connect_mut(|c| {
         let args = [SignatureDatum::from_signature(sig).into(), self_key.into()];
-        let t = if fresh {
-            cache::select_fresh(c, sql.as_str(), None, &args)
-        } else {
-            cache::select(c, sql.as_str(), None, &args)
-        };
+        // The `%` operator reads the session settings: the collection's are put
+        // in force for the query.
+        let l = &cfg.coll.limits;
+        let (keys, threshold) = (
+            std::ffi::CString::new(l.min_shared_keys.to_string()).unwrap_or_default(),
+            std::ffi::CString::new(l.similarity_threshold.to_string()).unwrap_or_default(),
+        );
+        let settings = [
+            (c"dedup.min_shared_keys", keys.as_c_str()),
+            (c"dedup.similarity_threshold", threshold.as_c_str()),
+        ];
+        let t = crate::pg::guc_scope::with_settings(&settings, || {
+            if fresh {
+                cache::select_fresh(c, sql.as_str(), None, &args)
+            } else {
+                cache::select(c, sql.as_str(), None, &args)
+            }
+        });
         // The documents stay in SPI memory, and are read, while the rows are alive.
         let rows: Vec<(Candidate, DocRef)> = t
             .into_iter()
@@ -602,7 +616,7 @@ fn analyze(
 ) -> Document {
     let opts = AnalyzeOptions {
         lang: cfg.coll.lang,
-        min_word_length: gucs::min_word_length(),
+        min_word_length: cfg.coll.limits.min_word_length,
     };
     text::analyze(
         body,
@@ -613,11 +627,11 @@ fn analyze(
     )
 }
 
-/// Whether a text is over `dedup.max_document_bytes`. The trigger then stores the
-/// row unchecked with a WARNING (nothing is lost); `is_duplicate` answers false.
-fn over_limit(body: &str, title: Option<&str>) -> bool {
-    let limit = gucs::max_document_bytes();
-    body.len() > limit || title.is_some_and(|t| t.len() > limit)
+/// Whether a text is over its collection's `max_document_bytes` (see
+/// [`crate::limits`]). The trigger then stores the row unchecked with a WARNING
+/// (nothing is lost); `is_duplicate` answers false.
+fn over_limit(cfg: &TableConfig, body: &str, title: Option<&str>) -> bool {
+    cfg.coll.limits.over(body, title)
 }
 
 /// The trigger's per-row work (`dedup._trigger()`, src/pg/trigger.rs): a NULL
@@ -646,14 +660,15 @@ pub fn check_row(
     let Some(body) = body else {
         return unchecked;
     };
-    if over_limit(body, title) {
+    if over_limit(cfg, body, title) {
         pgrx::ereport!(
             WARNING,
             PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
             format!(
-                "text of {} bytes is over dedup.max_document_bytes ({}): row stored without a duplicate check",
+                "text of {} bytes is over the max_document_bytes of collection \"{}\" ({}): row stored without a duplicate check",
                 body.len(),
-                gucs::max_document_bytes()
+                cfg.coll.name,
+                cfg.coll.limits.max_document_bytes
             )
         );
         return unchecked;
@@ -688,7 +703,7 @@ pub fn _is_duplicate(
     as_owner(|| {
         let cfg = table_config(tbl);
         let Some(body) = body else { return false };
-        if over_limit(body, title) {
+        if over_limit(&cfg, body, title) {
             return false;
         }
         let doc = analyze(&cfg, body, title, published_at, source);

@@ -6,6 +6,7 @@ pub mod cache;
 pub mod collections;
 pub mod config_cache;
 pub mod document;
+pub mod guc_scope;
 pub mod ingest;
 pub mod keylocks;
 pub mod models;

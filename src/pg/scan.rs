@@ -101,12 +101,13 @@ pub fn candidates(
     self_key: Option<&str>,
     dirty: bool,
     limit: usize,
+    limits: &crate::limits::Limits,
 ) -> Vec<Found> {
     if sig.keys.is_empty() {
         return Vec::new();
     }
-    let min_shared = crate::gucs::min_shared_keys();
-    let threshold = crate::gucs::similarity_threshold();
+    let min_shared = limits.min_shared_keys;
+    let threshold = limits.similarity_threshold;
     // SAFETY: every call follows nodeBitmapIndexscan.c / nodeBitmapHeapscan.c: the
     // relations are opened and closed with the same lock mode, the scans are ended
     // and the slot dropped before the relations close. On an ERROR the transaction

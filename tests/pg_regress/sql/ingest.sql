@@ -52,10 +52,13 @@ SELECT pairs, round(symmetry::numeric, 3) AS s, round(transitivity::numeric, 3) 
 SELECT dedup.flush_stats('news') >= 0 AS written;
 SELECT collection, documents, duplicates, rejected, last_recompute IS NOT NULL AS recomputed FROM dedup.status;
 
--- Over the size limit: stored unchecked, with a WARNING.
-SET LOCAL dedup.max_document_bytes = '1kB';
+-- Over the collection's size limit: stored unchecked, with a WARNING.
+SELECT dedup.set_collection_options('news', '{"max_document_bytes": 1024}');
 INSERT INTO news (title, body) VALUES ('Длинный', repeat('длинный текст ', 100));
-RESET dedup.max_document_bytes;
+SELECT dedup.set_collection_options('news', '{"max_document_bytes": null}');
+SELECT * FROM dedup.collection_limits('news');
+SELECT err($$SELECT dedup.set_collection_options('news', '{"signature_scheme": "topwords"}')$$);
+SELECT err($$SELECT dedup.set_collection_options('news', '{"min_shared_keys": 0}')$$);
 SELECT dedup_doc IS NULL AS unchecked FROM news WHERE title = 'Длинный';
 
 -- UPDATE of a text column re-checks the row; DELETE keeps the statistics right.

@@ -34,6 +34,15 @@ INSERT INTO sec_skip (body) VALUES ('Новый мост через реку о�
 -- 'error': 23505; without SELECT on the table the DETAIL does not name the key.
 INSERT INTO sec_error (body) VALUES ('Театр представил премьеру сезона: постановку по роману Булгакова.');
 SELECT err($$INSERT INTO sec_error (body) VALUES ('Театр представил премьеру сезона: постановку по роману Булгакова.')$$);
+-- What the trigger enforces is the collection's: the writer's session settings
+-- do not turn 'error' off.
+BEGIN;
+SET LOCAL dedup.max_document_bytes = '1kB';
+SET LOCAL dedup.min_word_length = 64;
+SET LOCAL dedup.min_shared_keys = 256;
+SET LOCAL dedup.similarity_threshold = 1;
+SELECT err($$INSERT INTO sec_error (body) VALUES ('Театр представил премьеру сезона: постановку по роману Булгакова.')$$);
+ROLLBACK;
 -- The extension's tables are not the writer's to read or change.
 SELECT err($$DELETE FROM dedup.term_stats$$);
 SELECT err($$UPDATE dedup.collection_stats SET n_docs = 0$$);

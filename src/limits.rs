@@ -1,0 +1,146 @@
+//! What a collection enforces: the settings that decide whether the trigger
+//! checks a row and what it finds, stored with the collection (in
+//! `dedup.collections.options`) rather than read from the writer's session, so a
+//! `SET` in the writer's session cannot turn `'skip'` or `'error'` off.
+//!
+//! | option | default | range | what |
+//! |---|---|---|---|
+//! | `max_document_bytes` | 10485760 | 1024 .. 1073741823 | a longer text is stored unchecked, with a WARNING |
+//! | `min_word_length` | 3 | 1 .. 64 | shorter words (in characters) are not terms |
+//! | `min_shared_keys` | 6 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
+//! | `similarity_threshold` | 0.8 | 0 .. 1 | `longest` signatures are candidates at this similarity |
+//!
+//! The session settings of the same names (`dedup.*`, src/gucs.rs) still govern
+//! the functions a user calls directly (`to_document`, the `%` operator).
+
+use crate::error::{DedupError, Result};
+
+/// A collection's enforced settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    pub max_document_bytes: usize,
+    pub min_word_length: usize,
+    pub min_shared_keys: usize,
+    pub similarity_threshold: f64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_document_bytes: 10 * 1024 * 1024,
+            min_word_length: 3,
+            min_shared_keys: 6,
+            similarity_threshold: 0.8,
+        }
+    }
+}
+
+/// The option names this module reads.
+pub const KEYS: [&str; 4] = [
+    "max_document_bytes",
+    "min_word_length",
+    "min_shared_keys",
+    "similarity_threshold",
+];
+
+fn int(
+    map: &serde_json::Map<String, serde_json::Value>,
+    key: &str,
+    lo: u64,
+    hi: u64,
+) -> Result<Option<usize>> {
+    let Some(v) = map.get(key).filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    v.as_u64()
+        .filter(|n| (lo..=hi).contains(n))
+        .map(|n| Some(n as usize))
+        .ok_or_else(|| {
+            DedupError::invalid_parameter(format!(
+                "{key} must be an integer from {lo} to {hi}, got {v}"
+            ))
+        })
+}
+
+impl Limits {
+    /// The limits in a collection's options (missing keys take their defaults).
+    pub fn from_json(v: &serde_json::Value) -> Result<Limits> {
+        let mut l = Limits::default();
+        let map = match v {
+            serde_json::Value::Null => return Ok(l),
+            serde_json::Value::Object(m) => m,
+            _ => {
+                return Err(DedupError::invalid_parameter(
+                    "options must be a jsonb object",
+                ))
+            }
+        };
+        if let Some(n) = int(map, "max_document_bytes", 1024, 1024 * 1024 * 1024 - 1)? {
+            l.max_document_bytes = n;
+        }
+        if let Some(n) = int(map, "min_word_length", 1, 64)? {
+            l.min_word_length = n;
+        }
+        if let Some(n) = int(map, "min_shared_keys", 1, 256)? {
+            l.min_shared_keys = n;
+        }
+        if let Some(v) = map.get("similarity_threshold").filter(|v| !v.is_null()) {
+            l.similarity_threshold =
+                v.as_f64()
+                    .filter(|x| (0.0..=1.0).contains(x))
+                    .ok_or_else(|| {
+                        DedupError::invalid_parameter(format!(
+                            "similarity_threshold must be a number from 0 to 1, got {v}"
+                        ))
+                    })?;
+        }
+        Ok(l)
+    }
+
+    /// Whether a text is over the size limit.
+    pub fn over(&self, body: &str, title: Option<&str>) -> bool {
+        body.len() > self.max_document_bytes
+            || title.is_some_and(|t| t.len() > self.max_document_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_and_overrides() {
+        assert_eq!(Limits::from_json(&json!({})).ok(), Some(Limits::default()));
+        assert_eq!(
+            Limits::from_json(&serde_json::Value::Null).ok(),
+            Some(Limits::default())
+        );
+        let l = Limits::from_json(&json!({"max_document_bytes": 2048, "min_word_length": 4,
+                                          "min_shared_keys": 3, "similarity_threshold": 0.5,
+                                          "signature_scheme": "topwords"}))
+        .unwrap_or_default();
+        assert_eq!(l.max_document_bytes, 2048);
+        assert_eq!(l.min_word_length, 4);
+        assert_eq!(l.min_shared_keys, 3);
+        assert_eq!(l.similarity_threshold, 0.5);
+        assert!(l.over(&"x".repeat(2049), None));
+        assert!(!l.over("x", Some("y")));
+        assert!(l.over("x", Some(&"y".repeat(2049))));
+    }
+
+    #[test]
+    fn out_of_range_is_refused() {
+        for bad in [
+            json!({"max_document_bytes": 10}),
+            json!({"min_word_length": 0}),
+            json!({"min_word_length": "3"}),
+            json!({"min_shared_keys": 257}),
+            json!({"similarity_threshold": 1.5}),
+            json!({"similarity_threshold": "high"}),
+            json!([1]),
+        ] {
+            assert!(Limits::from_json(&bad).is_err(), "{bad}");
+        }
+    }
+}
