@@ -27,6 +27,34 @@ CREATE AGGREGATE dedup.term_stats_agg(dedup.document) (
 COMMENT ON AGGREGATE dedup.term_stats_agg(dedup.document) IS
     'N, total length, and df/cf per term over a set of documents, as jsonb {"n_docs","total_len","terms":{term:[df,cf]}}';
 
+-- Ownership, as ALTER TABLE checks it: enable, disable and recompute(tbl, ...)
+-- change a table (its columns, triggers, stored values), and joining a collection
+-- makes its other tables' writers run work on behalf of the new one.
+CREATE FUNCTION dedup._require_owner(tbl regclass) RETURNS void
+STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT pg_catalog.pg_has_role(current_user,
+            (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = tbl), 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END $$;
+COMMENT ON FUNCTION dedup._require_owner(regclass) IS
+    'Raises 42501 unless the current user owns tbl (or is a member of its owning role)';
+
+-- Every table a collection reads, when the collection exists: joining it takes
+-- owning them all.
+CREATE FUNCTION dedup._require_collection_owner(collection text) RETURNS void
+STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+DECLARE t regclass;
+BEGIN
+    FOR t IN SELECT ct.tbl FROM dedup.collection_tables ct JOIN dedup.collections c ON c.id = ct.collection_id
+             WHERE c.name = collection AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = ct.tbl) LOOP
+        PERFORM dedup._require_owner(t);
+    END LOOP;
+END $$;
+COMMENT ON FUNCTION dedup._require_collection_owner(text) IS
+    'Raises 42501 unless the current user owns every table the collection reads';
+
 -- recompute: SQL wrappers give the public signatures their regclass/name types.
 CREATE FUNCTION dedup.recompute(collection text) RETURNS bigint
     VOLATILE STRICT PARALLEL UNSAFE LANGUAGE sql
@@ -34,7 +62,12 @@ CREATE FUNCTION dedup.recompute(collection text) RETURNS bigint
 COMMENT ON FUNCTION dedup.recompute(text) IS
     'Rebuilds a collection''s statistics from its registered tables and refreshes stored derived values; returns the rows processed';
 CREATE FUNCTION dedup.recompute(tbl regclass, doc_column name, collection text) RETURNS bigint
-    VOLATILE STRICT PARALLEL UNSAFE LANGUAGE sql
-    AS $$ SELECT dedup._recompute(collection, tbl::oid, doc_column::text) $$;
+    VOLATILE STRICT PARALLEL UNSAFE LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM dedup._require_owner(tbl);
+    PERFORM dedup._require_collection_owner(collection);
+    RETURN dedup._recompute(collection, tbl::oid, doc_column::text);
+END $$;
 COMMENT ON FUNCTION dedup.recompute(regclass, name, text) IS
     'Registers tbl.doc_column as documents of the collection, then recomputes the collection';

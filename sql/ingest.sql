@@ -90,6 +90,8 @@ BEGIN
     IF tbl IS NULL OR body IS NULL THEN
         RAISE EXCEPTION 'tbl and body must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    PERFORM dedup._require_owner(tbl);
+    PERFORM dedup._require_collection_owner(coll);
     IF EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.tbl = enable.tbl) THEN
         RAISE EXCEPTION 'table % is already enabled for deduplication', tbl
             USING ERRCODE = 'duplicate_object', HINT = 'call dedup.disable first to change its settings';
@@ -203,6 +205,7 @@ DECLARE
     cfg dedup.enabled_tables;
     coll text;
 BEGIN
+    PERFORM dedup._require_owner(tbl);
     SELECT * INTO cfg FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'table % is not enabled for deduplication', tbl USING ERRCODE = 'object_not_in_prerequisite_state';

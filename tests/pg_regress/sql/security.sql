@@ -73,6 +73,22 @@ SET ROLE regress_dedup_reader;
 SELECT err($$SELECT dedup.is_duplicate('sec_mark', 'Курс доллара на Московской бирже вырос до 92 рублей.')$$);
 RESET ROLE;
 
+-- Only a table's owner enables, disables or recomputes it, or joins it to a
+-- collection whose tables it does not all own.
+CREATE TABLE sec_theirs (id bigint PRIMARY KEY, body text);
+GRANT ALL ON sec_theirs TO regress_dedup_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA dedup TO regress_dedup_app;
+CREATE TABLE sec_own (id bigint PRIMARY KEY, body text);
+ALTER TABLE sec_own OWNER TO regress_dedup_app;
+SET ROLE regress_dedup_app;
+SELECT err($$SELECT dedup.enable('sec_theirs', 'body')$$);
+SELECT err($$SELECT dedup.disable('sec_mark')$$);
+SELECT err($$SELECT dedup.recompute('sec_theirs', 'body', 'sec_mark')$$);
+SELECT err($$SELECT dedup.enable('sec_own', 'body', collection => 'sec_mark')$$);
+RESET ROLE;
+REVOKE SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA dedup FROM regress_dedup_app;
+DROP TABLE sec_theirs, sec_own;
+
 -- A collection an enabled table uses cannot be dropped from under it.
 SELECT err($$SELECT dedup.drop_collection('sec_mark')$$);
 -- The trigger refuses to run other than as dedup.enable installs it.
