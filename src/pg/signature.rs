@@ -136,7 +136,7 @@ unsafe fn arg(fcinfo: pg_sys::FunctionCallInfo, i: usize) -> pg_sys::Datum {
 unsafe fn signature_arg(fcinfo: pg_sys::FunctionCallInfo, i: usize) -> Signature {
     // SAFETY: argument i is a non-null dedup.signature varlena.
     let bytes = unsafe { Vec::<u8>::from_datum(arg(fcinfo, i), false) }.unwrap_or_default();
-    Signature::decode(&bytes).or_raise()
+    Signature::decode(&bytes).or_raise_stored()
 }
 
 macro_rules! v1_function {
