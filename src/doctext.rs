@@ -9,6 +9,11 @@
 //! Segment terms are written as the term strings (not indices) so that a person
 //! can read them; parsing maps them back. Any deviation is `InvalidInput` (22P02).
 //!
+//! Every document either form accepts prints and reads back as itself:
+//! `published_at` is any `i64` (see [`format_time`]: `infinity`, `-infinity`, and
+//! years with a sign outside 0000..=9999), `numbers` are decimal strings (a JSON
+//! number is accepted only when it prints as one: `3.5` yes, `1e300` no).
+//!
 //! The parser accepts what the binary form holds, no more: terms of 1 to
 //! [`MAX_TERM_BYTES`] bytes with counts >= 1, numbers that are normalised decimals.
 //! What it builds is bounded by its input: serde_json's value tree is linear in the
@@ -49,57 +54,90 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// PostgreSQL microseconds → `YYYY-MM-DDTHH:MM:SS[.ffffff]Z` (UTC).
+/// PostgreSQL microseconds → `YYYY-MM-DDTHH:MM:SS[.ffffff]Z` (UTC). Total over
+/// `i64`: `i64::MAX` and `i64::MIN` are PostgreSQL's `infinity` and `-infinity`
+/// and print so; a year outside 0000..=9999 is written with its sign and as many
+/// digits as it has (ISO 8601's expanded years: `-4713-11-24T00:00:00Z`,
+/// `+294276-12-31T23:59:59Z`). [`parse_time`] reads back every string this gives.
 pub fn format_time(pg_us: i64) -> String {
-    let unix = pg_us.saturating_add(PG_EPOCH_UNIX_US);
+    match pg_us {
+        i64::MAX => return "infinity".into(),
+        i64::MIN => return "-infinity".into(),
+        _ => {}
+    }
+    // In i128: near the ends of i64 the shift to the Unix epoch overflows i64.
+    let unix = pg_us as i128 + PG_EPOCH_UNIX_US as i128;
     let secs = unix.div_euclid(1_000_000);
     let frac = unix.rem_euclid(1_000_000);
-    let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
+    // |secs| < 2^63 / 10^6, so the day count fits an i64 with room to spare.
+    let (y, mo, d) = civil_from_days(secs.div_euclid(86_400) as i64);
     let sod = secs.rem_euclid(86_400);
     let (h, mi, s) = (sod / 3600, (sod / 60) % 60, sod % 60);
+    let year = match y {
+        0..=9999 => format!("{y:04}"),
+        _ if y < 0 => format!("-{:04}", -y),
+        _ => format!("+{y}"),
+    };
     if frac == 0 {
-        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+        format!("{year}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
     } else {
-        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{frac:06}Z")
+        format!("{year}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{frac:06}Z")
     }
 }
 
-/// Inverse of [`format_time`]; also accepts a bare integer (microseconds).
+/// Inverse of [`format_time`]: `YYYY-MM-DDTHH:MM:SS[.f{1,6}]Z`, where the year is
+/// 4 digits, or a sign and 4 to 6 digits; or `infinity`, `+infinity`,
+/// `-infinity` (any case). None for anything else, or for a time outside `i64`
+/// microseconds.
 pub fn parse_time(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let t = s.get(r)?;
-        if t.bytes().all(|c| c.is_ascii_digit()) && !t.is_empty() {
+    match s.to_ascii_lowercase().as_str() {
+        "infinity" | "+infinity" => return Some(i64::MAX),
+        "-infinity" => return Some(i64::MIN),
+        _ => {}
+    }
+    let (neg, signed, rest) = match s.as_bytes().first()? {
+        b'+' => (false, true, &s[1..]),
+        b'-' => (true, true, &s[1..]),
+        _ => (false, false, s),
+    };
+    let digits = |t: &str| -> Option<i64> {
+        if !t.is_empty() && t.len() <= 6 && t.bytes().all(|c| c.is_ascii_digit()) {
             t.parse().ok()
         } else {
             None
         }
     };
-    if b.len() < 20
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || b[10] != b'T'
-        || b[13] != b':'
-        || b[16] != b':'
+    let ylen = rest.bytes().position(|c| c == b'-')?;
+    if !(ylen == 4 || signed && (4..=6).contains(&ylen)) {
+        return None;
+    }
+    let y = digits(&rest[..ylen])?;
+    let y = if neg { -y } else { y };
+    let t = &rest[ylen..];
+    let b = t.as_bytes();
+    // "-MM-DDTHH:MM:SS" then "Z" or ".f{1,6}Z"
+    if b.len() < 16 || b[0] != b'-' || b[3] != b'-' || b[6] != b'T' || b[9] != b':' || b[12] != b':'
     {
         return None;
     }
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let two =
+        |r: std::ops::Range<usize>| t.get(r.clone()).filter(|x| x.len() == 2).and_then(digits);
+    let (mo, d) = (two(1..3)?, two(4..6)?);
+    let (h, mi, sec) = (two(7..9)?, two(10..12)?, two(13..15)?);
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
         return None;
     }
-    let frac = match (b[19], b.len()) {
-        (b'Z', 20) => 0,
-        (b'.', n) if n > 21 && b[n - 1] == b'Z' && n - 21 <= 6 => {
-            let digits = num(20..n - 1)?;
-            digits * 10i64.pow(6 - (n - 21) as u32)
+    let frac = match (b[15], b.len()) {
+        (b'Z', 16) => 0,
+        (b'.', n) if n > 17 && b[n - 1] == b'Z' && n - 17 <= 6 => {
+            let digits = digits(t.get(16..n - 1)?)?;
+            digits * 10i64.pow(6 - (n - 17) as u32)
         }
         _ => return None,
     };
-    let days = days_from_civil(y, mo as u32, d as u32);
-    let unix = ((days * 86_400 + h * 3600 + mi * 60 + sec) * 1_000_000).checked_add(frac)?;
-    unix.checked_sub(PG_EPOCH_UNIX_US)
+    let days = days_from_civil(y, mo as u32, d as u32) as i128;
+    let unix = (days * 86_400 + (h * 3600 + mi * 60 + sec) as i128) * 1_000_000 + frac as i128;
+    i64::try_from(unix - PG_EPOCH_UNIX_US as i128).ok()
 }
 
 fn terms_json(terms: &[TermFreq]) -> Value {
@@ -301,8 +339,14 @@ pub fn from_text(s: &str) -> Result<Document> {
             .iter()
             .map(|n| match n {
                 Value::String(s) if is_number(s) => Ok(s.clone()),
-                Value::Number(x) => Ok(x.to_string()),
-                _ => Err(bad("\"numbers\" must hold decimal numbers")),
+                // A JSON number is taken as it prints, when that is a plain
+                // decimal: 1e300 prints as "1e300", which the binary form does not
+                // hold, so it is refused rather than turned into 301 digits.
+                Value::Number(x) if is_number(&x.to_string()) => Ok(x.to_string()),
+                _ => Err(bad(format!(
+                    "\"numbers\" must hold decimal numbers without an exponent, got {}",
+                    excerpt(&n.to_string())
+                ))),
             })
             .collect::<Result<Vec<_>>>()?,
         Some(_) => return Err(bad("\"numbers\" must be an array")),
@@ -322,6 +366,14 @@ pub fn from_text(s: &str) -> Result<Document> {
         sentences,
         paragraphs,
     })
+}
+
+/// At most 40 characters of `s`, for error messages.
+fn excerpt(s: &str) -> String {
+    match s.char_indices().nth(40) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_owned(),
+    }
 }
 
 /// A normalised decimal: optional '-', digits, optional '.' and digits.
@@ -732,6 +784,10 @@ mod tests {
             "{\"v\":1,\"terms\":{\"a\":0}}",
             "{\"v\":1,\"terms\":{\"a\":-1}}",
             "{\"v\":1,\"numbers\":[\"1e5\"]}",
+            "{\"v\":1,\"numbers\":[1e300]}",
+            "{\"v\":1,\"numbers\":[1e-7]}",
+            "{\"v\":1,\"numbers\":[100000000000000000000]}",
+            "{\"v\":1,\"published_at\":\"+294278-01-01T00:00:00Z\"}",
             "{\"v\":1,\"sentences\":[{\"h\":\"1\",\"t\":[\"zz\"]}]}",
             "{\"v\":1,\"published_at\":\"yesterday\"}",
             "{\"v\":1,\"fingerprint\":\"xyz\"}",
@@ -769,5 +825,324 @@ mod tests {
             assert_eq!(parse_time(&format_time(t)), Some(t), "{t}");
         }
         assert_eq!(format_time(0), "2000-01-01T00:00:00Z");
+    }
+
+    /// xorshift64*: small, deterministic, no dependency.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n.max(1)
+        }
+        fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+            xs[self.below(xs.len() as u64) as usize]
+        }
+        fn chance(&mut self, percent: u64) -> bool {
+            self.below(100) < percent
+        }
+    }
+
+    /// Timestamps at the edges: PostgreSQL's infinities, the ends of its finite
+    /// range (4714-11-24 BC, astronomical year -4713, and 294276-12-31 AD), the ends of i64, the start of
+    /// year 0 and of year 10000 (where the year's printed form changes).
+    const EDGE_TIMES: [i64; 12] = [
+        i64::MIN,
+        i64::MIN + 1,
+        i64::MAX,
+        i64::MAX - 1,
+        -211_813_488_000_000_000,
+        9_223_371_331_199_999_999,
+        -63_113_904_000_000_000,
+        -63_113_904_000_000_001,
+        252_455_615_999_999_999,
+        252_455_616_000_000_000,
+        0,
+        -1,
+    ];
+
+    fn rand_time(r: &mut Rng) -> i64 {
+        match r.below(4) {
+            0 => r.pick(&EDGE_TIMES),
+            1 => r.next() as i64,
+            2 => (r.next() as i64) >> r.below(64),
+            _ => (r.below(2_000_000_000) as i64 - 1_000_000_000) * 1_000_000,
+        }
+    }
+
+    /// A term of 1..=MAX_TERM_BYTES bytes from a mix of scripts, quotes, escapes,
+    /// control characters and 4-byte characters.
+    fn rand_term(r: &mut Rng) -> String {
+        const CHARS: [char; 16] = [
+            'a', 'z', '0', 'к', 'ё', '"', '\\', '\u{0}', '\n', '\u{1f}', '\u{7f}', '€', '😀', ' ',
+            '\u{fffd}', '東',
+        ];
+        let max = if r.chance(20) {
+            MAX_TERM_BYTES as u64
+        } else {
+            12
+        };
+        let want = 1 + r.below(max) as usize;
+        let mut t = String::new();
+        while t.len() < want {
+            let c = r.pick(&CHARS);
+            if t.len() + c.len_utf8() > MAX_TERM_BYTES {
+                break;
+            }
+            t.push(c);
+        }
+        if t.is_empty() {
+            t.push('a');
+        }
+        t
+    }
+
+    fn rand_terms(r: &mut Rng) -> Vec<TermFreq> {
+        let mut v: Vec<TermFreq> = (0..r.below(12))
+            .map(|_| TermFreq {
+                term: rand_term(r).into(),
+                tf: if r.chance(10) {
+                    u32::MAX
+                } else {
+                    1 + r.below(5) as u32
+                },
+            })
+            .collect();
+        v.sort_by(|a, b| a.term.cmp(&b.term));
+        v.dedup_by(|a, b| a.term == b.term);
+        v
+    }
+
+    fn rand_number(r: &mut Rng) -> String {
+        let digits = |r: &mut Rng, n: u64| -> String {
+            (0..n)
+                .map(|_| char::from(b'0' + r.below(10) as u8))
+                .collect()
+        };
+        let mut s = String::new();
+        if r.chance(30) {
+            s.push('-');
+        }
+        let max = if r.chance(10) { 60 } else { 6 };
+        let n = 1 + r.below(max);
+        s.push_str(&digits(r, n));
+        if r.chance(40) {
+            s.push('.');
+            let n = 1 + r.below(8);
+            s.push_str(&digits(r, n));
+        }
+        s
+    }
+
+    fn rand_segments(r: &mut Rng, n_terms: usize) -> Vec<Segment> {
+        (0..r.below(5))
+            .map(|_| Segment {
+                hash: {
+                    let x = r.next();
+                    r.pick(&[0, u64::MAX, x])
+                },
+                terms: if n_terms == 0 {
+                    Vec::new()
+                } else {
+                    (0..r.below(8))
+                        .map(|_| r.below(n_terms as u64) as u32)
+                        .collect()
+                },
+            })
+            .collect()
+    }
+
+    fn rand_u32(r: &mut Rng) -> u32 {
+        let (x, y) = (r.next() as u32, r.below(100) as u32);
+        r.pick(&[0, 1, u32::MAX, x, y])
+    }
+
+    fn rand_document(r: &mut Rng) -> Document {
+        let terms = rand_terms(r);
+        let n = terms.len();
+        Document {
+            title_terms: rand_terms(r),
+            numbers: (0..r.below(5)).map(|_| rand_number(r)).collect(),
+            sentences: rand_segments(r, n),
+            paragraphs: rand_segments(r, n),
+            terms,
+            images: rand_u32(r),
+            links: rand_u32(r),
+            published_at: if r.chance(80) {
+                Some(rand_time(r))
+            } else {
+                None
+            },
+            source: match r.below(4) {
+                0 => None,
+                1 => Some(String::new()),
+                _ => Some(rand_term(r).repeat(1 + r.below(3) as usize)),
+            },
+            words: rand_u32(r),
+            fingerprint: match r.below(3) {
+                0 => 0,
+                1 => u128::MAX,
+                _ => (r.next() as u128) << 64 | r.next() as u128,
+            },
+        }
+    }
+
+    /// Both forms give back what they were given, and agree with each other.
+    fn assert_round_trips(d: &Document) {
+        let b = d.encode();
+        assert_eq!(&Document::decode(&b).unwrap(), d, "binary");
+        assert_eq!(
+            Document::skim(&b).unwrap(),
+            crate::document::Skim::of(d),
+            "skim"
+        );
+        let t = to_text(d);
+        assert_eq!(&from_text(&t).unwrap(), d, "text {t}");
+        // The output is stable: printing what was read prints the same text.
+        assert_eq!(to_text(&from_text(&t).unwrap()), t);
+    }
+
+    #[test]
+    fn every_document_round_trips_through_both_forms() {
+        let mut r = Rng(0x5eed_0000_d0c5_0001);
+        assert_round_trips(&Document::default());
+        assert_round_trips(&sample());
+        for t in EDGE_TIMES {
+            let d = Document {
+                published_at: Some(t),
+                ..sample()
+            };
+            assert_round_trips(&d);
+        }
+        for _ in 0..3000 {
+            assert_round_trips(&rand_document(&mut r));
+        }
+        // Every analysed document, whatever the text.
+        let opts = crate::text::AnalyzeOptions {
+            lang: crate::text::Lang::Auto,
+            min_word_length: 1,
+        };
+        for _ in 0..200 {
+            let body: String = (0..r.below(60))
+                .map(|_| match r.below(6) {
+                    0 => ". ".to_string(),
+                    1 => "\n\n".to_string(),
+                    2 => rand_number(&mut r) + " ",
+                    _ => rand_term(&mut r) + " ",
+                })
+                .collect();
+            let t = r.pick(&EDGE_TIMES);
+            let d = crate::text::analyze(&body, Some(&body), Some(t), Some("s"), &opts);
+            assert_round_trips(&d);
+        }
+    }
+
+    /// Edits of printed documents: whatever the parser accepts prints to a text it
+    /// reads back as the same document, and encodes to bytes that decode to it.
+    #[test]
+    fn whatever_the_parser_accepts_round_trips() {
+        let mut r = Rng(0x5eed_0000_7e47_0002);
+        let mut accepted = 0;
+        let hand = [
+            r#"{"v":1}"#,
+            r#"{"v":1,"numbers":[1e2, 3.50, -0, 12, "0.5", 18446744073709551615]}"#,
+            r#"{"v":1,"published_at":"+2024-01-02T03:04:05.5Z"}"#,
+            r#"{"v":1,"published_at":"-4713-11-24T00:00:00Z"}"#,
+            r#"{"v":1,"published_at":"INFINITY"}"#,
+            r#"{"v":1,"published_at":"+Infinity"}"#,
+            r#"{"v":1,"published_at":-9223372036854775808}"#,
+            r#"{"v":1,"published_at":"2024-02-31T23:59:60Z"}"#,
+            r#"{"v":1,"published_at":null,"source":null}"#,
+            r#"{"v":1,"fingerprint":"+0000000000000000000000000000001"}"#,
+            r#"{"v":1,"terms":{"b":1,"a":2,"b":3},"sentences":[{"h":"+f","t":["a","b","a"]},{"h":"0","t":[]}]}"#,
+            r#"{"paragraphs":[],"title":{"\u0000":1},"source":"","v":1,"words":0}"#,
+        ];
+        for s in hand {
+            let d = from_text(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+            assert_round_trips(&d);
+        }
+        for _ in 0..3000 {
+            let d = rand_document(&mut r);
+            let mut chars: Vec<char> = to_text(&d).chars().collect();
+            for _ in 0..1 + r.below(3) {
+                if chars.is_empty() {
+                    break;
+                }
+                let i = r.below(chars.len() as u64) as usize;
+                const EDITS: [char; 14] = [
+                    '0', '9', '-', '+', '.', 'e', '"', ',', '{', '}', '[', ']', ':', 'Z',
+                ];
+                match r.below(3) {
+                    0 => {
+                        chars.remove(i);
+                    }
+                    1 => chars[i] = r.pick(&EDITS),
+                    _ => chars.insert(i, r.pick(&EDITS)),
+                }
+            }
+            let s: String = chars.into_iter().collect();
+            if let Ok(x) = from_text(&s) {
+                accepted += 1;
+                assert_round_trips(&x);
+            }
+        }
+        // The edits keep a good share of the texts valid, so the check bites.
+        assert!(accepted > 100, "{accepted}");
+    }
+
+    #[test]
+    fn infinite_and_far_timestamps_print_and_parse() {
+        assert_eq!(format_time(i64::MAX), "infinity");
+        assert_eq!(format_time(i64::MIN), "-infinity");
+        assert_eq!(
+            format_time(-211_813_488_000_000_000),
+            "-4713-11-24T00:00:00Z"
+        );
+        assert_eq!(
+            format_time(9_223_371_331_199_999_999),
+            "+294276-12-31T23:59:59.999999Z"
+        );
+        assert_eq!(
+            format_time(252_455_616_000_000_000),
+            "+10000-01-01T00:00:00Z"
+        );
+        assert_eq!(
+            format_time(-63_113_904_000_000_001),
+            "-0001-12-31T23:59:59.999999Z"
+        );
+        let mut r = Rng(0x5eed_0000_71e0_0003);
+        for t in EDGE_TIMES
+            .into_iter()
+            .chain((0..20_000).map(|_| rand_time(&mut r)))
+        {
+            assert_eq!(
+                parse_time(&format_time(t)),
+                Some(t),
+                "{t} {}",
+                format_time(t)
+            );
+        }
+        for bad in [
+            "",
+            "infinit",
+            "2024-01-01",
+            "24-01-01T00:00:00Z",
+            "02024-01-01T00:00:00Z",
+            "+1234567-01-01T00:00:00Z",
+            "2024-13-01T00:00:00Z",
+            "2024-01-01T00:00:00",
+            "2024-01-01T00:00:00.1234567Z",
+            "2024-01-01T00:00:00.Z",
+            "2024-1-01T00:00:00Z",
+            "+294278-01-01T00:00:00Z",
+            "-292278-01-01T00:00:00Z",
+        ] {
+            assert_eq!(parse_time(bad), None, "{bad}");
+        }
     }
 }
