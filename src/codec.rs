@@ -7,9 +7,13 @@
 //! new arm in [`decode_model`]; bytes already stored keep decoding.
 //!
 //! Anything that does not decode to a consistent model is
-//! [`DedupError::Corrupted`] (XX001), never a panic: the payload is read under a
-//! byte limit equal to its own length, so a forged length prefix cannot make
-//! bincode allocate more than the input could hold.
+//! [`DedupError::InvalidBinary`] (22P03), never a panic; the callers say what it
+//! means where they are (a stored model that no longer reads is XX001, an imported
+//! one 22P02). The payload is read under bincode's byte limit equal to its own
+//! length (`Options::with_limit`), so a forged length prefix fails as soon as the
+//! bytes behind it run out, and serde reserves at most 1 MiB ahead for a sequence
+//! whatever length it claims (`serde::de::size_hint::cautious`). A decoded model
+//! holds at most [`MAX_MODEL_EXPANSION`] bytes per payload byte, plus that 1 MiB.
 
 use crate::error::{DedupError, Result};
 use crate::svm::Model;
@@ -20,6 +24,12 @@ pub const MAGIC: [u8; 4] = *b"PGDM";
 /// The format this build writes. Bump it whenever the payload layout changes.
 pub const FORMAT_VERSION: u16 = 1;
 const HEADER_LEN: usize = MAGIC.len() + 2;
+
+/// A decoded [`Model`] holds at most this many heap bytes per payload byte (plus
+/// up to 1 MiB serde reserves ahead for a sequence that then fails): the dearest
+/// item is an empty support vector, one byte for a 24-byte `Vec`; an `f64` is 8
+/// bytes for 8, a feature index at least 1 byte for 8.
+pub const MAX_MODEL_EXPANSION: usize = 24;
 
 fn bincode_v1() -> impl Options {
     bincode::DefaultOptions::new()
@@ -41,17 +51,17 @@ pub fn encode_model(m: &Model) -> Vec<u8> {
     out
 }
 
-/// Parses stored model bytes; every failure is [`DedupError::Corrupted`].
+/// Parses stored model bytes; every failure is [`DedupError::InvalidBinary`].
 pub fn decode_model(bytes: &[u8]) -> Result<Model> {
     if bytes.len() < HEADER_LEN {
-        return Err(DedupError::corrupted(format!(
+        return Err(DedupError::invalid_binary(format!(
             "stored svm model is truncated: {} bytes, the header alone needs {HEADER_LEN}",
             bytes.len()
         )));
     }
     let (header, payload) = bytes.split_at(HEADER_LEN);
     if header[..4] != MAGIC {
-        return Err(DedupError::corrupted(
+        return Err(DedupError::invalid_binary(
             "stored bytes are not a pg_dedup svm model (bad magic)",
         ));
     }
@@ -60,14 +70,16 @@ pub fn decode_model(bytes: &[u8]) -> Result<Model> {
         1 => bincode_v1()
             .with_limit(payload.len() as u64)
             .deserialize(payload)
-            .map_err(|e| DedupError::corrupted(format!("stored svm model does not decode: {e}")))?,
+            .map_err(|e| {
+                DedupError::invalid_binary(format!("stored svm model does not decode: {e}"))
+            })?,
         v if v > FORMAT_VERSION => {
-            return Err(DedupError::corrupted(format!(
+            return Err(DedupError::invalid_binary(format!(
                 "stored svm model has format {v}, newer than this build reads ({FORMAT_VERSION})"
             )))
         }
         v => {
-            return Err(DedupError::corrupted(format!(
+            return Err(DedupError::invalid_binary(format!(
                 "stored svm model has unknown format {v}"
             )))
         }
@@ -103,8 +115,8 @@ mod tests {
 
     fn assert_corrupted(bytes: &[u8]) {
         match decode_model(bytes) {
-            Err(e @ DedupError::Corrupted(_)) => assert_eq!(e.sqlstate(), "XX001"),
-            other => panic!("expected Corrupted, got {other:?}"),
+            Err(e @ DedupError::InvalidBinary(_)) => assert_eq!(e.sqlstate(), "22P03"),
+            other => panic!("expected InvalidBinary, got {other:?}"),
         }
     }
 
@@ -200,6 +212,37 @@ mod tests {
         b.push(253);
         b.extend_from_slice(&u64::MAX.to_le_bytes());
         assert_corrupted(&b);
+    }
+
+    #[test]
+    fn nested_length_prefixes_do_not_allocate() {
+        // A linear model's fields, then support_vectors claiming 2^32 vectors, the
+        // first claiming 2^40 numbers, and no bytes behind either claim.
+        let mut b = MAGIC.to_vec();
+        b.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        b.extend_from_slice(&[1, 0]); // features [0]
+        b.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0, 0]); // scaler.mean [0.0]
+        b.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f]); // scaler.std [1.0]
+        b.push(0); // kernel: linear
+        b.extend_from_slice(&[0u8; 8]); // bias
+        b.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0, 0]); // weights [0.0]
+        let start = std::time::Instant::now();
+        for (outer, inner) in [(1u64 << 32, 1u64 << 40), (u64::MAX, u64::MAX)] {
+            let mut x = b.clone();
+            x.push(253);
+            x.extend_from_slice(&outer.to_le_bytes());
+            x.push(253);
+            x.extend_from_slice(&inner.to_le_bytes());
+            assert_corrupted(&x);
+        }
+        // Many empty support vectors: decoded (linearly), then refused as inconsistent.
+        let mut x = b.clone();
+        x.push(252);
+        x.extend_from_slice(&100_000u32.to_le_bytes());
+        x.extend(std::iter::repeat_n(0u8, 100_000));
+        x.push(0); // coefficients []
+        assert_corrupted(&x);
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
     }
 
     #[test]

@@ -8,8 +8,19 @@
 //! ```
 //! Segment terms are written as the term strings (not indices) so that a person
 //! can read them; parsing maps them back. Any deviation is `InvalidInput` (22P02).
+//!
+//! Every document either form accepts prints and reads back as itself:
+//! `published_at` is any `i64` (see [`format_time`]: `infinity`, `-infinity`, and
+//! years with a sign outside 0000..=9999), `numbers` are decimal strings (a JSON
+//! number is accepted only when it prints as one: `3.5` yes, `1e300` no).
+//!
+//! The parser accepts what the binary form holds, no more: terms of 1 to
+//! [`MAX_TERM_BYTES`] bytes with counts >= 1, numbers that are normalised decimals.
+//! What it builds is bounded by its input: serde_json's value tree is linear in the
+//! text (and nests at most 128 deep), and every vector here is sized by an array or
+//! object of that tree.
 
-use crate::document::{Document, Segment, TermFreq};
+use crate::document::{Document, Segment, TermFreq, MAX_TERM_BYTES};
 
 /// The `"v"` of the text form (independent of the binary format's version).
 pub const TEXT_VERSION: u8 = 1;
@@ -43,57 +54,90 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// PostgreSQL microseconds → `YYYY-MM-DDTHH:MM:SS[.ffffff]Z` (UTC).
+/// PostgreSQL microseconds → `YYYY-MM-DDTHH:MM:SS[.ffffff]Z` (UTC). Total over
+/// `i64`: `i64::MAX` and `i64::MIN` are PostgreSQL's `infinity` and `-infinity`
+/// and print so; a year outside 0000..=9999 is written with its sign and as many
+/// digits as it has (ISO 8601's expanded years: `-4713-11-24T00:00:00Z`,
+/// `+294276-12-31T23:59:59Z`). [`parse_time`] reads back every string this gives.
 pub fn format_time(pg_us: i64) -> String {
-    let unix = pg_us.saturating_add(PG_EPOCH_UNIX_US);
+    match pg_us {
+        i64::MAX => return "infinity".into(),
+        i64::MIN => return "-infinity".into(),
+        _ => {}
+    }
+    // In i128: near the ends of i64 the shift to the Unix epoch overflows i64.
+    let unix = pg_us as i128 + PG_EPOCH_UNIX_US as i128;
     let secs = unix.div_euclid(1_000_000);
     let frac = unix.rem_euclid(1_000_000);
-    let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
+    // |secs| < 2^63 / 10^6, so the day count fits an i64 with room to spare.
+    let (y, mo, d) = civil_from_days(secs.div_euclid(86_400) as i64);
     let sod = secs.rem_euclid(86_400);
     let (h, mi, s) = (sod / 3600, (sod / 60) % 60, sod % 60);
+    let year = match y {
+        0..=9999 => format!("{y:04}"),
+        _ if y < 0 => format!("-{:04}", -y),
+        _ => format!("+{y}"),
+    };
     if frac == 0 {
-        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+        format!("{year}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
     } else {
-        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{frac:06}Z")
+        format!("{year}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{frac:06}Z")
     }
 }
 
-/// Inverse of [`format_time`]; also accepts a bare integer (microseconds).
+/// Inverse of [`format_time`]: `YYYY-MM-DDTHH:MM:SS[.f{1,6}]Z`, where the year is
+/// 4 digits, or a sign and 4 to 6 digits; or `infinity`, `+infinity`,
+/// `-infinity` (any case). None for anything else, or for a time outside `i64`
+/// microseconds.
 pub fn parse_time(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let t = s.get(r)?;
-        if t.bytes().all(|c| c.is_ascii_digit()) && !t.is_empty() {
+    match s.to_ascii_lowercase().as_str() {
+        "infinity" | "+infinity" => return Some(i64::MAX),
+        "-infinity" => return Some(i64::MIN),
+        _ => {}
+    }
+    let (neg, signed, rest) = match s.as_bytes().first()? {
+        b'+' => (false, true, &s[1..]),
+        b'-' => (true, true, &s[1..]),
+        _ => (false, false, s),
+    };
+    let digits = |t: &str| -> Option<i64> {
+        if !t.is_empty() && t.len() <= 6 && t.bytes().all(|c| c.is_ascii_digit()) {
             t.parse().ok()
         } else {
             None
         }
     };
-    if b.len() < 20
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || b[10] != b'T'
-        || b[13] != b':'
-        || b[16] != b':'
+    let ylen = rest.bytes().position(|c| c == b'-')?;
+    if !(ylen == 4 || signed && (4..=6).contains(&ylen)) {
+        return None;
+    }
+    let y = digits(&rest[..ylen])?;
+    let y = if neg { -y } else { y };
+    let t = &rest[ylen..];
+    let b = t.as_bytes();
+    // "-MM-DDTHH:MM:SS" then "Z" or ".f{1,6}Z"
+    if b.len() < 16 || b[0] != b'-' || b[3] != b'-' || b[6] != b'T' || b[9] != b':' || b[12] != b':'
     {
         return None;
     }
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let two =
+        |r: std::ops::Range<usize>| t.get(r.clone()).filter(|x| x.len() == 2).and_then(digits);
+    let (mo, d) = (two(1..3)?, two(4..6)?);
+    let (h, mi, sec) = (two(7..9)?, two(10..12)?, two(13..15)?);
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
         return None;
     }
-    let frac = match (b[19], b.len()) {
-        (b'Z', 20) => 0,
-        (b'.', n) if n > 21 && b[n - 1] == b'Z' && n - 21 <= 6 => {
-            let digits = num(20..n - 1)?;
-            digits * 10i64.pow(6 - (n - 21) as u32)
+    let frac = match (b[15], b.len()) {
+        (b'Z', 16) => 0,
+        (b'.', n) if n > 17 && b[n - 1] == b'Z' && n - 17 <= 6 => {
+            let digits = digits(t.get(16..n - 1)?)?;
+            digits * 10i64.pow(6 - (n - 17) as u32)
         }
         _ => return None,
     };
-    let days = days_from_civil(y, mo as u32, d as u32);
-    let unix = ((days * 86_400 + h * 3600 + mi * 60 + sec) * 1_000_000).checked_add(frac)?;
-    unix.checked_sub(PG_EPOCH_UNIX_US)
+    let days = days_from_civil(y, mo as u32, d as u32) as i128;
+    let unix = (days * 86_400 + (h * 3600 + mi * 60 + sec) as i128) * 1_000_000 + frac as i128;
+    i64::try_from(unix - PG_EPOCH_UNIX_US as i128).ok()
 }
 
 fn terms_json(terms: &[TermFreq]) -> Value {
@@ -184,6 +228,12 @@ fn parse_terms(v: Option<&Value>, key: &str) -> Result<Vec<TermFreq>> {
             })?;
         if term.is_empty() {
             return Err(bad("terms must not be empty strings"));
+        }
+        if term.len() > MAX_TERM_BYTES {
+            let head: String = term.chars().take(16).collect();
+            return Err(bad(format!(
+                "term \"{head}...\" is longer than {MAX_TERM_BYTES} bytes"
+            )));
         }
         out.push(TermFreq {
             term: term.as_str().into(),
@@ -289,8 +339,14 @@ pub fn from_text(s: &str) -> Result<Document> {
             .iter()
             .map(|n| match n {
                 Value::String(s) if is_number(s) => Ok(s.clone()),
-                Value::Number(x) => Ok(x.to_string()),
-                _ => Err(bad("\"numbers\" must hold decimal numbers")),
+                // A JSON number is taken as it prints, when that is a plain
+                // decimal: 1e300 prints as "1e300", which the binary form does not
+                // hold, so it is refused rather than turned into 301 digits.
+                Value::Number(x) if is_number(&x.to_string()) => Ok(x.to_string()),
+                _ => Err(bad(format!(
+                    "\"numbers\" must hold decimal numbers without an exponent, got {}",
+                    excerpt(&n.to_string())
+                ))),
             })
             .collect::<Result<Vec<_>>>()?,
         Some(_) => return Err(bad("\"numbers\" must be an array")),
@@ -312,6 +368,14 @@ pub fn from_text(s: &str) -> Result<Document> {
     })
 }
 
+/// At most 40 characters of `s`, for error messages.
+fn excerpt(s: &str) -> String {
+    match s.char_indices().nth(40) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
 /// A normalised decimal: optional '-', digits, optional '.' and digits.
 pub fn is_number(s: &str) -> bool {
     let s = s.strip_prefix('-').unwrap_or(s);
@@ -327,6 +391,7 @@ pub fn is_number(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::DedupError;
 
     fn sample() -> Document {
         Document {
@@ -415,6 +480,7 @@ mod tests {
 
     #[test]
     fn decode_never_panics_on_junk() {
+        use crate::document::MAX_DECODE_EXPANSION;
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         for len in 0..400 {
             // Version 1 reaches the parser directly; version 2 with a matching hash
@@ -434,7 +500,244 @@ mod tests {
             let _ = Document::skim(&buf);
             if let Ok(d) = Document::decode(&v2) {
                 assert_eq!(Document::skim(&v2).unwrap(), crate::document::Skim::of(&d));
+                assert!(d.heap_bytes() <= MAX_DECODE_EXPANSION * v2.len());
             }
+            for e in [Document::decode(&buf), Document::decode(&v2)]
+                .into_iter()
+                .filter_map(|r| r.err())
+            {
+                assert_eq!(e.sqlstate(), "22P03", "{e}");
+            }
+        }
+        // Every cut and every byte flipped in a real analysed document: never a
+        // panic, always 22P03 (version 1, so the hash does not catch them first).
+        let body =
+            "Минфин 3,5 млрд рублей. The bank said 1 000 000 runs.\n\nSecond paragraph here.";
+        let opts = crate::text::AnalyzeOptions {
+            lang: crate::text::Lang::Auto,
+            min_word_length: 1,
+        };
+        let d = crate::text::analyze(body, Some("Title"), Some(5), Some("src"), &opts);
+        let mut v1 = vec![crate::document::FORMAT_VERSION_1];
+        v1.extend_from_slice(&d.encode()[crate::document::HEADER_LEN..]);
+        assert_eq!(Document::decode(&v1).unwrap(), d);
+        for n in 0..v1.len() {
+            assert_eq!(Document::decode(&v1[..n]).unwrap_err().sqlstate(), "22P03");
+            assert_eq!(Document::skim(&v1[..n]).unwrap_err().sqlstate(), "22P03");
+        }
+        for i in 1..v1.len() {
+            for flip in [0x01u8, 0x80, 0xff] {
+                let mut b = v1.clone();
+                b[i] ^= flip;
+                match Document::decode(&b) {
+                    Ok(d) => assert!(d.heap_bytes() <= MAX_DECODE_EXPANSION * b.len()),
+                    Err(e) => assert_eq!(e.sqlstate(), "22P03"),
+                }
+                let _ = Document::skim(&b);
+            }
+        }
+    }
+
+    fn put_var(out: &mut Vec<u8>, mut v: u64) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    /// A version-2 document: the version, the content hash of `body`, `body`.
+    fn v2(body: &[u8]) -> Vec<u8> {
+        let mut b = vec![crate::document::FORMAT_VERSION];
+        b.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(body).to_le_bytes());
+        b.extend_from_slice(body);
+        b
+    }
+
+    /// Flags 0, images, links, words 0, fingerprint 0: the body up to the term lists.
+    fn empty_head() -> Vec<u8> {
+        let mut b = vec![0u8, 0, 0, 0];
+        b.extend_from_slice(&[0u8; 16]);
+        b
+    }
+
+    /// The reproduction of issue #17: body terms whose entry i shares i bytes with
+    /// the previous term and adds one, so n entries of ~5 bytes decode (without a
+    /// bound on term length) into n²/2 bytes of terms.
+    fn growing_prefix_bomb(n: u64) -> Vec<u8> {
+        let mut b = empty_head();
+        put_var(&mut b, n);
+        for i in 0..n {
+            put_var(&mut b, i);
+            put_var(&mut b, 1);
+            b.push(b'a');
+            put_var(&mut b, 1);
+        }
+        b.extend_from_slice(&[0, 0, 0, 0]);
+        v2(&b)
+    }
+
+    /// Peak resident set of this process, in KiB.
+    fn max_rss_kib() -> i64 {
+        // SAFETY: getrusage writes one rusage into the zeroed struct we own.
+        unsafe {
+            let mut u: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut u);
+            u.ru_maxrss
+        }
+    }
+
+    #[test]
+    fn growing_prefix_bomb_is_rejected_quickly_and_small() {
+        use crate::document::{MAX_DECODE_EXPANSION, MAX_TERM_BYTES};
+        // 20,000 entries: 103 KB that decoded into 200 MB of terms before the bound.
+        let bomb = growing_prefix_bomb(20_000);
+        assert!(bomb.len() < 110_000, "{}", bomb.len());
+        let rss = max_rss_kib();
+        let t = std::time::Instant::now();
+        for _ in 0..10 {
+            let e = Document::decode(&bomb).unwrap_err();
+            assert_eq!(e.sqlstate(), "22P03");
+            assert!(matches!(e, DedupError::InvalidBinary(_)), "{e:?}");
+            assert!(e.to_string().contains("longer than 128 bytes"), "{e}");
+            let e = Document::skim(&bomb).unwrap_err();
+            assert_eq!(e.sqlstate(), "22P03");
+            // Version 1 (no hash) reaches the same reader.
+            let mut v1 = vec![crate::document::FORMAT_VERSION_1];
+            v1.extend_from_slice(&bomb[crate::document::HEADER_LEN..]);
+            assert_eq!(Document::decode(&v1).unwrap_err().sqlstate(), "22P03");
+        }
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            t.elapsed()
+        );
+        // The old decoder's 200 MB would show in the peak RSS; the bound keeps the
+        // decode to a few KB (the slack allows for tests running alongside).
+        let grown_mib = (max_rss_kib() - rss) / 1024;
+        assert!(grown_mib < 64, "peak RSS grew by {grown_mib} MiB");
+        // The same list cut at the bound decodes, within the documented expansion.
+        let ok = growing_prefix_bomb(MAX_TERM_BYTES as u64);
+        let d = Document::decode(&ok).unwrap();
+        assert_eq!(d.terms.len(), MAX_TERM_BYTES);
+        assert_eq!(d.terms.last().unwrap().term.len(), MAX_TERM_BYTES);
+        assert!(d.heap_bytes() <= MAX_DECODE_EXPANSION * ok.len());
+        assert_eq!(Document::skim(&ok).unwrap(), crate::document::Skim::of(&d));
+        // One more entry is one byte too long.
+        let e = Document::decode(&growing_prefix_bomb(MAX_TERM_BYTES as u64 + 1)).unwrap_err();
+        assert_eq!(e.sqlstate(), "22P03");
+    }
+
+    #[test]
+    fn counts_beyond_what_the_bytes_hold_are_refused_before_reserving() {
+        // Each claims more items than the bytes left could hold at their smallest
+        // size (3 bytes a term entry, 2 a number, 9 a segment).
+        let mut terms = empty_head();
+        put_var(&mut terms, 10);
+        terms.extend_from_slice(&[0u8; 29]);
+        let mut numbers = empty_head();
+        numbers.extend_from_slice(&[0, 0]);
+        put_var(&mut numbers, 10);
+        numbers.extend_from_slice(&[0u8; 19]);
+        let mut huge = empty_head();
+        put_var(&mut huge, u64::MAX);
+        let mut huge_suffix = empty_head();
+        huge_suffix.extend_from_slice(&[1, 0]);
+        put_var(&mut huge_suffix, u64::MAX);
+        huge_suffix.extend_from_slice(&[b'a', 1, 0, 0, 0, 0]);
+        for body in [terms, numbers, huge, huge_suffix] {
+            let b = v2(&body);
+            assert_eq!(Document::decode(&b).unwrap_err().sqlstate(), "22P03");
+            assert_eq!(Document::skim(&b).unwrap_err().sqlstate(), "22P03");
+        }
+    }
+
+    #[test]
+    fn decoded_size_stays_within_the_documented_expansion() {
+        use crate::document::{MAX_DECODE_EXPANSION, MAX_TERM_BYTES};
+        // The dearest items: 128-byte terms in 4-byte entries, 1-digit numbers,
+        // segments of one index each.
+        let mut body = empty_head();
+        let n_terms = 90u64;
+        put_var(&mut body, n_terms);
+        // First term: 127 'a' and one byte; then each keeps 127 and changes the last.
+        put_var(&mut body, 0);
+        put_var(&mut body, MAX_TERM_BYTES as u64);
+        body.extend(std::iter::repeat_n(b'a', MAX_TERM_BYTES - 1));
+        body.push(b'!');
+        put_var(&mut body, 1);
+        for i in 1..n_terms {
+            put_var(&mut body, MAX_TERM_BYTES as u64 - 1);
+            put_var(&mut body, 1);
+            body.push(b'!' + i as u8);
+            put_var(&mut body, 1);
+        }
+        put_var(&mut body, 0);
+        put_var(&mut body, 1000);
+        for _ in 0..1000 {
+            body.extend_from_slice(&[1, b'7']);
+        }
+        for _ in 0..2 {
+            put_var(&mut body, 500);
+            for _ in 0..500 {
+                body.extend_from_slice(&[0u8; 8]);
+                body.extend_from_slice(&[1, 0]);
+            }
+        }
+        let b = v2(&body);
+        let d = Document::decode(&b).unwrap();
+        assert_eq!(d.terms.len(), n_terms as usize);
+        assert_eq!(d.numbers.len(), 1000);
+        let ratio = d.heap_bytes() as f64 / b.len() as f64;
+        assert!(ratio <= MAX_DECODE_EXPANSION as f64, "{ratio}");
+        // and the term list alone is close to the bound
+        let terms_only = {
+            let mut body = body.clone();
+            let cut = body.len() - (2 + 2000 + 2 * (2 + 5000));
+            body.truncate(cut);
+            body.extend_from_slice(&[0, 0, 0]);
+            v2(&body)
+        };
+        let d = Document::decode(&terms_only).unwrap();
+        let ratio = d.heap_bytes() as f64 / terms_only.len() as f64;
+        assert!(
+            ratio > 25.0 && ratio <= MAX_DECODE_EXPANSION as f64,
+            "{ratio}"
+        );
+    }
+
+    #[test]
+    fn binary_rejects_what_the_text_form_rejects() {
+        // tf 0, an empty term, a number that is not a decimal: each refused by the
+        // text form, so the binary form refuses them too (22P03).
+        let one_term = |term: &[u8], tf: u64| {
+            let mut b = empty_head();
+            put_var(&mut b, 1);
+            put_var(&mut b, 0);
+            put_var(&mut b, term.len() as u64);
+            b.extend_from_slice(term);
+            put_var(&mut b, tf);
+            b.extend_from_slice(&[0, 0, 0, 0]);
+            v2(&b)
+        };
+        assert!(Document::decode(&one_term(b"a", 1)).is_ok());
+        for b in [one_term(b"a", 0), one_term(b"", 1)] {
+            assert_eq!(Document::decode(&b).unwrap_err().sqlstate(), "22P03");
+            assert_eq!(Document::skim(&b).unwrap_err().sqlstate(), "22P03");
+        }
+        for n in [&b""[..], b"1e300", b"+1", b"1.", b"abc", b"-", b"\xff"] {
+            let mut b = empty_head();
+            b.extend_from_slice(&[0, 0, 1]);
+            put_var(&mut b, n.len() as u64);
+            b.extend_from_slice(n);
+            b.extend_from_slice(&[0, 0]);
+            let b = v2(&b);
+            assert_eq!(
+                Document::decode(&b).unwrap_err().sqlstate(),
+                "22P03",
+                "{n:?}"
+            );
+            assert_eq!(Document::skim(&b).unwrap_err().sqlstate(), "22P03", "{n:?}");
         }
     }
 
@@ -481,6 +784,10 @@ mod tests {
             "{\"v\":1,\"terms\":{\"a\":0}}",
             "{\"v\":1,\"terms\":{\"a\":-1}}",
             "{\"v\":1,\"numbers\":[\"1e5\"]}",
+            "{\"v\":1,\"numbers\":[1e300]}",
+            "{\"v\":1,\"numbers\":[1e-7]}",
+            "{\"v\":1,\"numbers\":[100000000000000000000]}",
+            "{\"v\":1,\"published_at\":\"+294278-01-01T00:00:00Z\"}",
             "{\"v\":1,\"sentences\":[{\"h\":\"1\",\"t\":[\"zz\"]}]}",
             "{\"v\":1,\"published_at\":\"yesterday\"}",
             "{\"v\":1,\"fingerprint\":\"xyz\"}",
@@ -488,6 +795,21 @@ mod tests {
             let e = from_text(s).unwrap_err();
             assert_eq!(e.sqlstate(), "22P02", "{s}");
         }
+        let at = format!(
+            "{{\"v\":1,\"title\":{{\"{}\":1}}}}",
+            "x".repeat(MAX_TERM_BYTES)
+        );
+        assert_eq!(
+            from_text(&at).unwrap().title_terms[0].term.len(),
+            MAX_TERM_BYTES
+        );
+        let over = format!(
+            "{{\"v\":1,\"terms\":{{\"{}\":1}}}}",
+            "x".repeat(MAX_TERM_BYTES + 1)
+        );
+        let e = from_text(&over).unwrap_err();
+        assert_eq!(e.sqlstate(), "22P02");
+        assert!(e.to_string().contains("longer than 128 bytes"), "{e}");
     }
 
     #[test]
@@ -503,5 +825,324 @@ mod tests {
             assert_eq!(parse_time(&format_time(t)), Some(t), "{t}");
         }
         assert_eq!(format_time(0), "2000-01-01T00:00:00Z");
+    }
+
+    /// xorshift64*: small, deterministic, no dependency.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n.max(1)
+        }
+        fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+            xs[self.below(xs.len() as u64) as usize]
+        }
+        fn chance(&mut self, percent: u64) -> bool {
+            self.below(100) < percent
+        }
+    }
+
+    /// Timestamps at the edges: PostgreSQL's infinities, the ends of its finite
+    /// range (4714-11-24 BC, astronomical year -4713, and 294276-12-31 AD), the ends of i64, the start of
+    /// year 0 and of year 10000 (where the year's printed form changes).
+    const EDGE_TIMES: [i64; 12] = [
+        i64::MIN,
+        i64::MIN + 1,
+        i64::MAX,
+        i64::MAX - 1,
+        -211_813_488_000_000_000,
+        9_223_371_331_199_999_999,
+        -63_113_904_000_000_000,
+        -63_113_904_000_000_001,
+        252_455_615_999_999_999,
+        252_455_616_000_000_000,
+        0,
+        -1,
+    ];
+
+    fn rand_time(r: &mut Rng) -> i64 {
+        match r.below(4) {
+            0 => r.pick(&EDGE_TIMES),
+            1 => r.next() as i64,
+            2 => (r.next() as i64) >> r.below(64),
+            _ => (r.below(2_000_000_000) as i64 - 1_000_000_000) * 1_000_000,
+        }
+    }
+
+    /// A term of 1..=MAX_TERM_BYTES bytes from a mix of scripts, quotes, escapes,
+    /// control characters and 4-byte characters.
+    fn rand_term(r: &mut Rng) -> String {
+        const CHARS: [char; 16] = [
+            'a', 'z', '0', 'к', 'ё', '"', '\\', '\u{0}', '\n', '\u{1f}', '\u{7f}', '€', '😀', ' ',
+            '\u{fffd}', '東',
+        ];
+        let max = if r.chance(20) {
+            MAX_TERM_BYTES as u64
+        } else {
+            12
+        };
+        let want = 1 + r.below(max) as usize;
+        let mut t = String::new();
+        while t.len() < want {
+            let c = r.pick(&CHARS);
+            if t.len() + c.len_utf8() > MAX_TERM_BYTES {
+                break;
+            }
+            t.push(c);
+        }
+        if t.is_empty() {
+            t.push('a');
+        }
+        t
+    }
+
+    fn rand_terms(r: &mut Rng) -> Vec<TermFreq> {
+        let mut v: Vec<TermFreq> = (0..r.below(12))
+            .map(|_| TermFreq {
+                term: rand_term(r).into(),
+                tf: if r.chance(10) {
+                    u32::MAX
+                } else {
+                    1 + r.below(5) as u32
+                },
+            })
+            .collect();
+        v.sort_by(|a, b| a.term.cmp(&b.term));
+        v.dedup_by(|a, b| a.term == b.term);
+        v
+    }
+
+    fn rand_number(r: &mut Rng) -> String {
+        let digits = |r: &mut Rng, n: u64| -> String {
+            (0..n)
+                .map(|_| char::from(b'0' + r.below(10) as u8))
+                .collect()
+        };
+        let mut s = String::new();
+        if r.chance(30) {
+            s.push('-');
+        }
+        let max = if r.chance(10) { 60 } else { 6 };
+        let n = 1 + r.below(max);
+        s.push_str(&digits(r, n));
+        if r.chance(40) {
+            s.push('.');
+            let n = 1 + r.below(8);
+            s.push_str(&digits(r, n));
+        }
+        s
+    }
+
+    fn rand_segments(r: &mut Rng, n_terms: usize) -> Vec<Segment> {
+        (0..r.below(5))
+            .map(|_| Segment {
+                hash: {
+                    let x = r.next();
+                    r.pick(&[0, u64::MAX, x])
+                },
+                terms: if n_terms == 0 {
+                    Vec::new()
+                } else {
+                    (0..r.below(8))
+                        .map(|_| r.below(n_terms as u64) as u32)
+                        .collect()
+                },
+            })
+            .collect()
+    }
+
+    fn rand_u32(r: &mut Rng) -> u32 {
+        let (x, y) = (r.next() as u32, r.below(100) as u32);
+        r.pick(&[0, 1, u32::MAX, x, y])
+    }
+
+    fn rand_document(r: &mut Rng) -> Document {
+        let terms = rand_terms(r);
+        let n = terms.len();
+        Document {
+            title_terms: rand_terms(r),
+            numbers: (0..r.below(5)).map(|_| rand_number(r)).collect(),
+            sentences: rand_segments(r, n),
+            paragraphs: rand_segments(r, n),
+            terms,
+            images: rand_u32(r),
+            links: rand_u32(r),
+            published_at: if r.chance(80) {
+                Some(rand_time(r))
+            } else {
+                None
+            },
+            source: match r.below(4) {
+                0 => None,
+                1 => Some(String::new()),
+                _ => Some(rand_term(r).repeat(1 + r.below(3) as usize)),
+            },
+            words: rand_u32(r),
+            fingerprint: match r.below(3) {
+                0 => 0,
+                1 => u128::MAX,
+                _ => (r.next() as u128) << 64 | r.next() as u128,
+            },
+        }
+    }
+
+    /// Both forms give back what they were given, and agree with each other.
+    fn assert_round_trips(d: &Document) {
+        let b = d.encode();
+        assert_eq!(&Document::decode(&b).unwrap(), d, "binary");
+        assert_eq!(
+            Document::skim(&b).unwrap(),
+            crate::document::Skim::of(d),
+            "skim"
+        );
+        let t = to_text(d);
+        assert_eq!(&from_text(&t).unwrap(), d, "text {t}");
+        // The output is stable: printing what was read prints the same text.
+        assert_eq!(to_text(&from_text(&t).unwrap()), t);
+    }
+
+    #[test]
+    fn every_document_round_trips_through_both_forms() {
+        let mut r = Rng(0x5eed_0000_d0c5_0001);
+        assert_round_trips(&Document::default());
+        assert_round_trips(&sample());
+        for t in EDGE_TIMES {
+            let d = Document {
+                published_at: Some(t),
+                ..sample()
+            };
+            assert_round_trips(&d);
+        }
+        for _ in 0..3000 {
+            assert_round_trips(&rand_document(&mut r));
+        }
+        // Every analysed document, whatever the text.
+        let opts = crate::text::AnalyzeOptions {
+            lang: crate::text::Lang::Auto,
+            min_word_length: 1,
+        };
+        for _ in 0..200 {
+            let body: String = (0..r.below(60))
+                .map(|_| match r.below(6) {
+                    0 => ". ".to_string(),
+                    1 => "\n\n".to_string(),
+                    2 => rand_number(&mut r) + " ",
+                    _ => rand_term(&mut r) + " ",
+                })
+                .collect();
+            let t = r.pick(&EDGE_TIMES);
+            let d = crate::text::analyze(&body, Some(&body), Some(t), Some("s"), &opts);
+            assert_round_trips(&d);
+        }
+    }
+
+    /// Edits of printed documents: whatever the parser accepts prints to a text it
+    /// reads back as the same document, and encodes to bytes that decode to it.
+    #[test]
+    fn whatever_the_parser_accepts_round_trips() {
+        let mut r = Rng(0x5eed_0000_7e47_0002);
+        let mut accepted = 0;
+        let hand = [
+            r#"{"v":1}"#,
+            r#"{"v":1,"numbers":[1e2, 3.50, -0, 12, "0.5", 18446744073709551615]}"#,
+            r#"{"v":1,"published_at":"+2024-01-02T03:04:05.5Z"}"#,
+            r#"{"v":1,"published_at":"-4713-11-24T00:00:00Z"}"#,
+            r#"{"v":1,"published_at":"INFINITY"}"#,
+            r#"{"v":1,"published_at":"+Infinity"}"#,
+            r#"{"v":1,"published_at":-9223372036854775808}"#,
+            r#"{"v":1,"published_at":"2024-02-31T23:59:60Z"}"#,
+            r#"{"v":1,"published_at":null,"source":null}"#,
+            r#"{"v":1,"fingerprint":"+0000000000000000000000000000001"}"#,
+            r#"{"v":1,"terms":{"b":1,"a":2,"b":3},"sentences":[{"h":"+f","t":["a","b","a"]},{"h":"0","t":[]}]}"#,
+            r#"{"paragraphs":[],"title":{"\u0000":1},"source":"","v":1,"words":0}"#,
+        ];
+        for s in hand {
+            let d = from_text(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+            assert_round_trips(&d);
+        }
+        for _ in 0..3000 {
+            let d = rand_document(&mut r);
+            let mut chars: Vec<char> = to_text(&d).chars().collect();
+            for _ in 0..1 + r.below(3) {
+                if chars.is_empty() {
+                    break;
+                }
+                let i = r.below(chars.len() as u64) as usize;
+                const EDITS: [char; 14] = [
+                    '0', '9', '-', '+', '.', 'e', '"', ',', '{', '}', '[', ']', ':', 'Z',
+                ];
+                match r.below(3) {
+                    0 => {
+                        chars.remove(i);
+                    }
+                    1 => chars[i] = r.pick(&EDITS),
+                    _ => chars.insert(i, r.pick(&EDITS)),
+                }
+            }
+            let s: String = chars.into_iter().collect();
+            if let Ok(x) = from_text(&s) {
+                accepted += 1;
+                assert_round_trips(&x);
+            }
+        }
+        // The edits keep a good share of the texts valid, so the check bites.
+        assert!(accepted > 100, "{accepted}");
+    }
+
+    #[test]
+    fn infinite_and_far_timestamps_print_and_parse() {
+        assert_eq!(format_time(i64::MAX), "infinity");
+        assert_eq!(format_time(i64::MIN), "-infinity");
+        assert_eq!(
+            format_time(-211_813_488_000_000_000),
+            "-4713-11-24T00:00:00Z"
+        );
+        assert_eq!(
+            format_time(9_223_371_331_199_999_999),
+            "+294276-12-31T23:59:59.999999Z"
+        );
+        assert_eq!(
+            format_time(252_455_616_000_000_000),
+            "+10000-01-01T00:00:00Z"
+        );
+        assert_eq!(
+            format_time(-63_113_904_000_000_001),
+            "-0001-12-31T23:59:59.999999Z"
+        );
+        let mut r = Rng(0x5eed_0000_71e0_0003);
+        for t in EDGE_TIMES
+            .into_iter()
+            .chain((0..20_000).map(|_| rand_time(&mut r)))
+        {
+            assert_eq!(
+                parse_time(&format_time(t)),
+                Some(t),
+                "{t} {}",
+                format_time(t)
+            );
+        }
+        for bad in [
+            "",
+            "infinit",
+            "2024-01-01",
+            "24-01-01T00:00:00Z",
+            "02024-01-01T00:00:00Z",
+            "+1234567-01-01T00:00:00Z",
+            "2024-13-01T00:00:00Z",
+            "2024-01-01T00:00:00",
+            "2024-01-01T00:00:00.1234567Z",
+            "2024-01-01T00:00:00.Z",
+            "2024-1-01T00:00:00Z",
+            "+294278-01-01T00:00:00Z",
+            "-292278-01-01T00:00:00Z",
+        ] {
+            assert_eq!(parse_time(bad), None, "{bad}");
+        }
     }
 }

@@ -6,8 +6,43 @@
 //!
 //! Invariants (checked by `decode`/`from_text`, relied on everywhere else):
 //! - `terms` and `title_terms` are sorted by `term` (byte order) and unique; every `tf >= 1`.
+//! - every term is 1 to [`MAX_TERM_BYTES`] bytes long (the analyser drops longer words).
 //! - every index in a `Segment::terms` is `< terms.len()`.
 //! - `numbers` are normalised decimal strings (see `text::numbers`), in text order.
+//!
+//! # What decoding may cost
+//!
+//! The binary form is input too (binary COPY, receive functions), so [`Document::decode`]
+//! and [`Document::skim`] never allocate more than the bytes they are given could
+//! hold: every count is checked against the bytes left at the smallest size one item
+//! can take, and a front-coded term can never grow past [`MAX_TERM_BYTES`]. The
+//! decoded document's [`Document::heap_bytes`] is at most
+//! [`MAX_DECODE_EXPANSION`] times the input length (see there), and a skim holds at
+//! most 8 bytes of hashes per input byte. Every rejection is
+//! [`DedupError::InvalidBinary`] (22P03).
+
+/// The longest term a document may hold, in bytes of UTF-8 (64 Cyrillic or 128
+/// Latin letters: longer than any natural word, and stems are shorter still).
+///
+/// The analyser drops a word whose stem is longer (as a stop word is dropped: it
+/// counts in `words` but gives no term), the text form rejects a longer term
+/// (22P02) and the binary form rejects one (22P03). With front coding, one entry of
+/// at least 4 bytes may repeat up to this many bytes of the previous term, so this
+/// bound is what keeps a decoded document linear in the size of its bytes (without
+/// it, terms sharing ever longer prefixes decode into quadratically many bytes).
+pub const MAX_TERM_BYTES: usize = 128;
+
+/// [`Document::decode`] returns a document whose [`Document::heap_bytes`] is at
+/// most this many times the length of the bytes decoded.
+///
+/// Each kind of item has a smallest encoding, and what it can decode to: a term
+/// entry takes at least 4 bytes (prefix length, suffix length, a suffix byte, tf)
+/// for at most `size_of::<TermFreq>() + MAX_TERM_BYTES` = 160 bytes (40 per input
+/// byte); a number at least 2 bytes for `size_of::<String>() + 1` (12.5 per byte);
+/// a segment at least 9 bytes for 32, and each of its term indices at least 1 byte
+/// for 4; the source at most 1 per byte. Vectors are reserved at the smallest item
+/// size, so their capacity stays within the same bound.
+pub const MAX_DECODE_EXPANSION: usize = 40;
 
 /// A term's text. Stems are short: up to 24 bytes (12 Cyrillic letters) live
 /// inline, so decoding a document allocates nothing per term.
@@ -182,8 +217,14 @@ struct Reader<'a> {
 }
 
 fn truncated() -> DedupError {
-    DedupError::corrupted("document bytes are truncated")
+    DedupError::invalid_binary("document bytes are truncated")
 }
+
+/// Smallest encodings, in bytes, of the items counted in the binary form.
+const MIN_TERM_ENTRY: usize = 3;
+const MIN_NUMBER: usize = 2;
+const MIN_SEGMENT: usize = 9;
+const MIN_INDEX: usize = 1;
 
 impl<'a> Reader<'a> {
     fn byte(&mut self) -> Result<u8> {
@@ -200,15 +241,18 @@ impl<'a> Reader<'a> {
                 return Ok(v);
             }
         }
-        Err(DedupError::corrupted("document varint is too long"))
+        Err(DedupError::invalid_binary("document varint is too long"))
     }
     fn u32v(&mut self) -> Result<u32> {
-        u32::try_from(self.var()?).map_err(|_| DedupError::corrupted("document count out of range"))
+        u32::try_from(self.var()?)
+            .map_err(|_| DedupError::invalid_binary("document count out of range"))
     }
-    /// A count of items that each take at least one byte: never more than what is left.
-    fn count(&mut self) -> Result<usize> {
+    /// A count of items that each take at least `min` bytes: never more than what
+    /// is left could hold, so a vector reserved for them is bounded by the input.
+    fn count(&mut self, min: usize) -> Result<usize> {
         let n = self.var()?;
-        if n > (self.buf.len() - self.pos) as u64 {
+        let left = (self.buf.len() - self.pos) / min.max(1);
+        if n > left as u64 {
             return Err(truncated());
         }
         Ok(n as usize)
@@ -220,10 +264,21 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
     fn string(&mut self) -> Result<String> {
-        let n = self.count()?;
+        let n = self.count(1)?;
         let b = self.take(n)?;
         String::from_utf8(b.to_vec())
-            .map_err(|_| DedupError::corrupted("document string is not UTF-8"))
+            .map_err(|_| DedupError::invalid_binary("document string is not UTF-8"))
+    }
+    /// A number: a normalised decimal, as the text form requires.
+    fn number(&mut self) -> Result<&'a str> {
+        let n = self.count(1)?;
+        let b = self.take(n)?;
+        match std::str::from_utf8(b) {
+            Ok(s) if crate::doctext::is_number(s) => Ok(s),
+            _ => Err(DedupError::invalid_binary(
+                "document number is not a decimal number",
+            )),
+        }
     }
     fn fixed<const N: usize>(&mut self) -> Result<[u8; N]> {
         let s = self.take(N)?;
@@ -240,13 +295,13 @@ impl<'a> Reader<'a> {
             FORMAT_VERSION => {
                 let h = u128::from_le_bytes(self.fixed::<16>()?);
                 if h != xxhash_rust::xxh3::xxh3_128(&self.buf[HEADER_LEN..]) {
-                    return Err(DedupError::corrupted(
+                    return Err(DedupError::invalid_binary(
                         "document content hash does not match its bytes",
                     ));
                 }
             }
             _ => {
-                return Err(DedupError::corrupted(format!(
+                return Err(DedupError::invalid_binary(format!(
                     "unsupported document format version {version} (this build reads 1 and {FORMAT_VERSION})"
                 )))
             }
@@ -276,22 +331,39 @@ impl<'a> Reader<'a> {
         })
     }
     /// The next entry of a front-coded term list: turns `prev` (the previous term's
-    /// bytes) into this term's, and returns its tf.
+    /// bytes) into this term's, and returns its tf. The term is 1 to
+    /// [`MAX_TERM_BYTES`] bytes long and its tf is at least 1.
     fn next_term(&mut self, prev: &mut Vec<u8>) -> Result<u32> {
-        let shared = self.var()? as usize;
-        if shared > prev.len() {
-            return Err(DedupError::corrupted("document term prefix out of range"));
+        let shared = self.var()?;
+        if shared > prev.len() as u64 {
+            return Err(DedupError::invalid_binary(
+                "document term prefix out of range",
+            ));
         }
-        let len = self.count()?;
-        let suffix = self.take(len)?;
+        let shared = shared as usize;
+        let len = self.var()?;
+        if (shared as u64).saturating_add(len) > MAX_TERM_BYTES as u64 {
+            return Err(DedupError::invalid_binary(format!(
+                "document term is longer than {MAX_TERM_BYTES} bytes"
+            )));
+        }
+        if shared as u64 + len == 0 {
+            return Err(DedupError::invalid_binary("document term is empty"));
+        }
+        let suffix = self.take(len as usize)?;
         prev.truncate(shared);
         prev.extend_from_slice(suffix);
-        self.u32v()
+        match self.u32v()? {
+            0 => Err(DedupError::invalid_binary(
+                "document term count must be positive",
+            )),
+            tf => Ok(tf),
+        }
     }
     /// A term list as the xxh3-64 hashes of its terms, in order, and (when asked)
     /// whether each tf is > 0.
     fn term_hashes(&mut self, mut positive: Option<&mut Vec<bool>>) -> Result<Vec<u64>> {
-        let n = self.count()?;
+        let n = self.count(MIN_TERM_ENTRY)?;
         let mut out = Vec::with_capacity(n);
         let mut prev: Vec<u8> = Vec::new();
         for _ in 0..n {
@@ -305,18 +377,18 @@ impl<'a> Reader<'a> {
     }
     /// Segments as (hash, whether one of its terms has tf > 0).
     fn segment_hashes(&mut self, positive: &[bool]) -> Result<Vec<(u64, bool)>> {
-        let n = self.count()?;
+        let n = self.count(MIN_SEGMENT)?;
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
             let hash = u64::from_le_bytes(self.fixed::<8>()?);
-            let k = self.count()?;
+            let k = self.count(MIN_INDEX)?;
             let mut weighs = false;
             for _ in 0..k {
                 let i = self.u32v()? as usize;
                 match positive.get(i) {
                     Some(&p) => weighs |= p,
                     None => {
-                        return Err(DedupError::corrupted(
+                        return Err(DedupError::invalid_binary(
                             "document segment term index out of range",
                         ))
                     }
@@ -327,16 +399,16 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
     fn terms(&mut self) -> Result<Vec<TermFreq>> {
-        let n = self.count()?;
+        let n = self.count(MIN_TERM_ENTRY)?;
         let mut out: Vec<TermFreq> = Vec::with_capacity(n);
         let mut prev: Vec<u8> = Vec::new();
         for _ in 0..n {
             let tf = self.next_term(&mut prev)?;
             let term = Term::from_utf8(&prev)
-                .map_err(|_| DedupError::corrupted("document term is not UTF-8"))?;
+                .map_err(|_| DedupError::invalid_binary("document term is not UTF-8"))?;
             if let Some(last) = out.last() {
                 if last.term.as_bytes() >= term.as_bytes() {
-                    return Err(DedupError::corrupted("document terms are not sorted"));
+                    return Err(DedupError::invalid_binary("document terms are not sorted"));
                 }
             }
             out.push(TermFreq { term, tf });
@@ -344,16 +416,16 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
     fn segments(&mut self, n_terms: usize) -> Result<Vec<Segment>> {
-        let n = self.count()?;
+        let n = self.count(MIN_SEGMENT)?;
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
             let hash = u64::from_le_bytes(self.fixed::<8>()?);
-            let k = self.count()?;
+            let k = self.count(MIN_INDEX)?;
             let mut terms = Vec::with_capacity(k);
             for _ in 0..k {
                 let i = self.u32v()?;
                 if i as usize >= n_terms {
-                    return Err(DedupError::corrupted(
+                    return Err(DedupError::invalid_binary(
                         "document segment term index out of range",
                     ));
                 }
@@ -441,16 +513,15 @@ impl Document {
         let mut positive = Vec::new();
         let terms = r.term_hashes(Some(&mut positive))?;
         let title_terms = r.term_hashes(None)?;
-        let n = r.count()?;
+        let n = r.count(MIN_NUMBER)?;
         let mut numbers = Vec::with_capacity(n);
         for _ in 0..n {
-            let len = r.count()?;
-            numbers.push(xxhash_rust::xxh3::xxh3_64(r.take(len)?));
+            numbers.push(xxhash_rust::xxh3::xxh3_64(r.number()?.as_bytes()));
         }
         let sentences = r.segment_hashes(&positive)?;
         let paragraphs = r.segment_hashes(&positive)?;
         if r.pos != buf.len() {
-            return Err(DedupError::corrupted("document has trailing bytes"));
+            return Err(DedupError::invalid_binary("document has trailing bytes"));
         }
         Ok(Skim {
             images: head.images,
@@ -501,7 +572,9 @@ impl Document {
         out
     }
 
-    /// Parses the binary form, checking every invariant. Never panics.
+    /// Parses the binary form, checking every invariant. Never panics; allocates at
+    /// most [`MAX_DECODE_EXPANSION`] times `buf.len()`; every failure is
+    /// [`DedupError::InvalidBinary`].
     pub fn decode(buf: &[u8]) -> Result<Document> {
         let mut r = Reader { buf, pos: 0 };
         let Head {
@@ -514,15 +587,15 @@ impl Document {
         } = r.head()?;
         let terms = r.terms()?;
         let title_terms = r.terms()?;
-        let n = r.count()?;
+        let n = r.count(MIN_NUMBER)?;
         let mut numbers = Vec::with_capacity(n);
         for _ in 0..n {
-            numbers.push(r.string()?);
+            numbers.push(r.number()?.to_owned());
         }
         let sentences = r.segments(terms.len())?;
         let paragraphs = r.segments(terms.len())?;
         if r.pos != buf.len() {
-            return Err(DedupError::corrupted("document has trailing bytes"));
+            return Err(DedupError::invalid_binary("document has trailing bytes"));
         }
         Ok(Document {
             terms,

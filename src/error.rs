@@ -18,7 +18,15 @@ pub enum DedupError {
     /// 42704 undefined_object: unknown collection or model.
     #[error("{msg}")]
     UndefinedObject { msg: String, hint: Option<String> },
-    /// XX001 data_corrupted: stored bytes that do not decode.
+    /// 22P03 invalid_binary_representation: bytes that do not decode (a
+    /// `dedup.document`, `dedup.signature` or model as it arrives: binary COPY, a
+    /// receive function, imported model bytes). Every binary decoder says this.
+    #[error("{0}")]
+    InvalidBinary(String),
+    /// XX001 data_corrupted: bytes that were checked when they came in and no longer
+    /// decode (a stored value read back). The pgrx layer turns a decoder's
+    /// [`DedupError::InvalidBinary`] into this for values read from tables or
+    /// handed over as arguments (see `pg::OrRaise::or_raise_stored`).
     #[error("{0}")]
     Corrupted(String),
 }
@@ -33,6 +41,9 @@ impl DedupError {
     pub fn invalid_input(msg: impl Into<String>) -> Self {
         DedupError::InvalidInput(msg.into())
     }
+    pub fn invalid_binary(msg: impl Into<String>) -> Self {
+        DedupError::InvalidBinary(msg.into())
+    }
     pub fn corrupted(msg: impl Into<String>) -> Self {
         DedupError::Corrupted(msg.into())
     }
@@ -44,6 +55,7 @@ impl DedupError {
             DedupError::InvalidInput(_) => "22P02",
             DedupError::TooLarge { .. } => "54000",
             DedupError::UndefinedObject { .. } => "42704",
+            DedupError::InvalidBinary(_) => "22P03",
             DedupError::Corrupted(_) => "XX001",
         }
     }

@@ -4,7 +4,8 @@
 //! Pure Rust, no pgrx. [`signature`] builds the keys of one document from its body
 //! term weights (aligned with `Document::terms`, computed by the caller with
 //! [`crate::weights`]); [`is_candidate`] decides on a pair; [`gin_consistent`] and
-//! [`gin_tri_consistent`] decide the same inside a GIN index over the keys.
+//! [`gin_tri_consistent`] rule pairs out inside a GIN index over the keys (the
+//! index does not know a row's scheme, so what they keep is rechecked).
 //!
 //! A signature is a [`Scheme`] plus sorted, unique `u32` keys. Three schemes:
 //!
@@ -343,23 +344,25 @@ impl Signature {
     }
 
     /// Parses the binary form, checking the version, the tag, the length and that
-    /// keys are strictly increasing. Never panics.
+    /// keys are strictly increasing. Never panics; allocates 4 bytes per 4 bytes of
+    /// input. Every failure is [`DedupError::InvalidBinary`] (22P03).
     pub fn decode(b: &[u8]) -> Result<Signature> {
         let (&version, rest) = b
             .split_first()
-            .ok_or_else(|| DedupError::corrupted("signature bytes are truncated"))?;
+            .ok_or_else(|| DedupError::invalid_binary("signature bytes are truncated"))?;
         if version != SIGNATURE_FORMAT_VERSION {
-            return Err(DedupError::corrupted(format!(
+            return Err(DedupError::invalid_binary(format!(
                 "unsupported signature format version {version} (this build reads {SIGNATURE_FORMAT_VERSION})"
             )));
         }
         let (&tag, body) = rest
             .split_first()
-            .ok_or_else(|| DedupError::corrupted("signature bytes are truncated"))?;
-        let scheme = Scheme::from_tag(tag)
-            .ok_or_else(|| DedupError::corrupted(format!("unknown signature scheme tag {tag}")))?;
+            .ok_or_else(|| DedupError::invalid_binary("signature bytes are truncated"))?;
+        let scheme = Scheme::from_tag(tag).ok_or_else(|| {
+            DedupError::invalid_binary(format!("unknown signature scheme tag {tag}"))
+        })?;
         if body.len() % 4 != 0 {
-            return Err(DedupError::corrupted(
+            return Err(DedupError::invalid_binary(
                 "signature length is not a whole number of keys",
             ));
         }
@@ -368,7 +371,7 @@ impl Signature {
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
         if keys.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(DedupError::corrupted(
+            return Err(DedupError::invalid_binary(
                 "signature keys are not sorted and unique",
             ));
         }
@@ -752,81 +755,54 @@ pub enum Tri {
     Maybe,
 }
 
-/// `longest`: whether `matched` shared keys out of `nquery` are certainly enough.
-///
-/// The index knows neither the item's key count `n_item` nor its similarity
-/// `matched / min(nquery, n_item)`, but `min(nquery, n_item) <= nquery`, so
-/// `matched / nquery` is a lower bound: reaching `threshold` with it is certain
-/// (and is the very expression [`is_candidate`] computes when `n_item >= nquery`).
-fn longest_certain(matched: usize, nquery: usize, threshold: f64) -> bool {
-    matched >= 1 && nquery >= 1 && matched as f64 / nquery as f64 >= threshold
-}
-
-/// `longest`: whether `reachable` shared keys might be enough. The item holds the
-/// matched keys, so `n_item >= matched` and the upper bound of the similarity is
-/// `matched / min(nquery, matched) = 1`: an item made of exactly the matched keys
-/// (a short text) reaches 1. So any match might do, unless `threshold > 1` (or NaN).
-fn longest_possible(reachable: usize, threshold: f64) -> bool {
-    reachable >= 1 && threshold <= 1.0
-}
-
-/// What GIN's `consistent` decides when `matched` of the query's `nquery` keys are
-/// in an indexed item, for a query signature of scheme `s`. Returns
-/// `(matches, recheck)`; with `recheck = false` the answer equals
-/// [`is_candidate`]'s. `imatch` and `topwords` are exact (keys are unique within a
-/// signature, so `matched` is the shared count). `longest` is exact when
-/// `matched / nquery` already reaches `threshold` (a lower bound of the
-/// similarity), otherwise any match is returned for a recheck, since the upper
-/// bound is 1 (see the module-private `longest_possible`).
-pub fn gin_consistent(
-    s: Scheme,
-    matched: usize,
-    nquery: usize,
-    min_shared: usize,
-    threshold: f64,
-) -> (bool, bool) {
+/// Whether an indexed item holding `shared` of the query's keys might be a
+/// candidate for a query of scheme `s`: the part of [`is_candidate`] that the
+/// shared count alone decides. `imatch` needs one shared key, `topwords`
+/// `min_shared` (0 counts as 1). `longest` needs one, and a `threshold` of at most
+/// 1: its similarity `shared / min(nquery, n_item)` is unknown here, but an item
+/// made of exactly the shared keys (a short text) reaches 1.
+fn gin_possible(s: Scheme, shared: usize, min_shared: usize, threshold: f64) -> bool {
     match s {
-        Scheme::Imatch => (matched >= 1, false),
-        Scheme::Topwords => (matched >= min_shared.max(1), false),
-        Scheme::Longest => {
-            if longest_certain(matched, nquery, threshold) {
-                (true, false)
-            } else if longest_possible(matched, threshold) {
-                (true, true)
-            } else {
-                (false, false)
-            }
-        }
+        Scheme::Imatch => shared >= 1,
+        Scheme::Topwords => shared >= min_shared.max(1),
+        Scheme::Longest => shared >= 1 && threshold <= 1.0,
     }
 }
 
+/// What GIN's `consistent` decides when `matched` of the query's keys are in an
+/// indexed item, for a query signature of scheme `s`. Returns `(matches,
+/// recheck)`.
+///
+/// The index keys are the bare `u32` keys: they do not record the scheme of the
+/// row they come from, and [`is_candidate`] says `false` for a pair of different
+/// schemes. So the index can only rule rows out: every `true` comes with
+/// `recheck = true`, and the `%` operator then decides on the row (as a sequential
+/// scan would). `false` is certain: it is returned only when no item with
+/// `matched` shared keys can be a candidate, whatever its scheme and key count.
+/// (Keys are unique within a signature, so `matched` is the shared count.)
+pub fn gin_consistent(
+    s: Scheme,
+    matched: usize,
+    min_shared: usize,
+    threshold: f64,
+) -> (bool, bool) {
+    let possible = gin_possible(s, matched, min_shared, threshold);
+    (possible, possible)
+}
+
 /// GIN's `triConsistent`: `matched` keys certainly present, `maybe` keys perhaps.
-/// `False` when even `matched + maybe` cannot satisfy the rule, `True` when
-/// `matched` alone satisfies it exactly, `Maybe` otherwise (which, as in pg_trgm,
-/// also stands for "true, recheck").
+/// `False` when even `matched + maybe` shared keys cannot make a candidate,
+/// `Maybe` otherwise, never `True`: as in [`gin_consistent`], the row's scheme is
+/// not in the index, so a match is always rechecked (`Maybe` also stands for
+/// "true, recheck", as in pg_trgm).
 pub fn gin_tri_consistent(
     s: Scheme,
     matched: usize,
     maybe: usize,
-    nquery: usize,
     min_shared: usize,
     threshold: f64,
 ) -> Tri {
-    let upto = matched.saturating_add(maybe);
-    let (certain, possible) = match s {
-        Scheme::Imatch => (matched >= 1, upto >= 1),
-        Scheme::Topwords => {
-            let m = min_shared.max(1);
-            (matched >= m, upto >= m)
-        }
-        Scheme::Longest => (
-            longest_certain(matched, nquery, threshold),
-            longest_possible(upto, threshold),
-        ),
-    };
-    if certain {
-        Tri::True
-    } else if possible {
+    if gin_possible(s, matched.saturating_add(maybe), min_shared, threshold) {
         Tri::Maybe
     } else {
         Tri::False
@@ -1061,7 +1037,7 @@ mod tests {
         ];
         for b in bad {
             let e = Signature::decode(b).unwrap_err();
-            assert_eq!(e.sqlstate(), "XX001", "{b:?}");
+            assert_eq!(e.sqlstate(), "22P03", "{b:?}");
         }
         // Arbitrary bytes never panic.
         let mut x: u64 = 1;
@@ -1437,92 +1413,53 @@ mod tests {
 
     // ---- GIN --------------------------------------------------------------------
 
-    /// For every small query/item pair: `consistent` never says false for a
-    /// candidate, and without recheck it says exactly `is_candidate`.
-    #[test]
-    fn gin_consistent_agrees_with_is_candidate() {
-        for scheme in SCHEMES {
-            for &thr in &[0.0, 0.5, 0.8, 0.81, 1.0, 1.01, f64::NAN] {
-                for m in 0..5 {
-                    for nq in 1..7u32 {
-                        for ni in 1..7u32 {
-                            for shared in 0..=nq.min(ni) {
-                                let q = sig(&(0..nq).collect::<Vec<_>>(), scheme);
-                                let it: Vec<u32> =
-                                    (0..shared).chain(100..100 + ni - shared).collect();
-                                let it = sig(&it, scheme);
-                                let truth = is_candidate(&q, &it, m, thr);
-                                let n = shared as usize;
-                                let (res, recheck) = gin_consistent(scheme, n, nq as usize, m, thr);
-                                if truth {
-                                    assert!(
-                                        res,
-                                        "{scheme:?} thr {thr} nq {nq} ni {ni} shared {shared}"
-                                    );
-                                }
-                                if !recheck {
-                                    assert_eq!(
-                                        res, truth,
-                                        "{scheme:?} thr {thr} nq {nq} ni {ni} shared {shared}"
-                                    );
-                                }
-                                // The ternary form with no MAYBE says the same.
-                                let t = gin_tri_consistent(scheme, n, 0, nq as usize, m, thr);
-                                let want = match (res, recheck) {
-                                    (false, _) => Tri::False,
-                                    (true, false) => Tri::True,
-                                    (true, true) => Tri::Maybe,
-                                };
-                                assert_eq!(t, want);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        // The cases spelled out.
-        assert_eq!(gin_consistent(Scheme::Imatch, 1, 9, 6, 0.8), (true, false));
-        assert_eq!(gin_consistent(Scheme::Imatch, 0, 9, 6, 0.8), (false, false));
-        assert_eq!(
-            gin_consistent(Scheme::Topwords, 6, 12, 6, 0.8),
-            (true, false)
-        );
-        assert_eq!(
-            gin_consistent(Scheme::Topwords, 5, 12, 6, 0.8),
-            (false, false)
-        );
-        assert_eq!(
-            gin_consistent(Scheme::Longest, 12, 15, 6, 0.8),
-            (true, false)
-        );
-        assert_eq!(gin_consistent(Scheme::Longest, 3, 15, 6, 0.8), (true, true));
-        assert_eq!(
-            gin_consistent(Scheme::Longest, 0, 15, 6, 0.8),
-            (false, false)
-        );
-        assert_eq!(
-            gin_consistent(Scheme::Longest, 0, 0, 6, 0.0),
-            (false, false)
-        );
+    /// What a GIN scan returns for an item with `shared` of the query's keys: the
+    /// consistent answer, and `%` on the row where it asks for a recheck.
+    fn index_returns(q: &Signature, item: &Signature, m: usize, thr: f64) -> (bool, bool) {
+        let shared = q.shared_keys(item);
+        let (res, recheck) = gin_consistent(q.scheme, shared, m, thr);
+        let by_consistent = res && (!recheck || is_candidate(item, q, m, thr));
+        let by_tri = match gin_tri_consistent(q.scheme, shared, 0, m, thr) {
+            Tri::False => false,
+            Tri::True => true,
+            Tri::Maybe => is_candidate(item, q, m, thr),
+        };
+        (by_consistent, by_tri)
     }
 
-    /// Resolving MAYBE entries either way never contradicts the ternary answer.
+    /// For every query scheme, row scheme and small query/item pair, what the index
+    /// returns (after the recheck it asks for) is exactly what `%` says on a
+    /// sequential scan. A row of another scheme is never returned (issue #17:
+    /// `topwords:{1,2,3}` rows were returned for `imatch:{1}`).
     #[test]
-    fn gin_tri_consistent_bounds_every_resolution() {
-        for scheme in SCHEMES {
-            for &thr in &[0.0, 0.8, 1.0, 2.0] {
-                for m in 0..4 {
-                    for nq in 0..6 {
-                        for matched in 0..=nq {
-                            for maybe in 0..=nq - matched {
-                                let t = gin_tri_consistent(scheme, matched, maybe, nq, m, thr);
-                                for extra in 0..=maybe {
+    fn gin_index_with_recheck_equals_is_candidate_for_every_scheme_pair() {
+        for qs in SCHEMES {
+            for rs in SCHEMES {
+                for &thr in &[0.0, 0.5, 0.8, 0.81, 1.0, 1.01, f64::NAN] {
+                    for m in 0..5 {
+                        for nq in 1..7u32 {
+                            for ni in 1..7u32 {
+                                for shared in 0..=nq.min(ni) {
+                                    let q = sig(&(0..nq).collect::<Vec<_>>(), qs);
+                                    let it: Vec<u32> =
+                                        (0..shared).chain(100..100 + ni - shared).collect();
+                                    let it = sig(&it, rs);
+                                    let truth = is_candidate(&it, &q, m, thr);
+                                    assert_eq!(truth, is_candidate(&q, &it, m, thr));
+                                    let what = format!(
+                                        "{qs:?} query, {rs:?} row, thr {thr} m {m} nq {nq} ni {ni} shared {shared}"
+                                    );
+                                    assert_eq!(
+                                        index_returns(&q, &it, m, thr),
+                                        (truth, truth),
+                                        "{what}"
+                                    );
+                                    // A match is never taken without the recheck.
                                     let (res, recheck) =
-                                        gin_consistent(scheme, matched + extra, nq, m, thr);
-                                    match t {
-                                        Tri::False => assert!(!res),
-                                        Tri::True => assert!(res && !recheck),
-                                        Tri::Maybe => {}
+                                        gin_consistent(qs, shared as usize, m, thr);
+                                    assert_eq!(res, recheck, "{what}");
+                                    if truth {
+                                        assert!(res, "{what}");
                                     }
                                 }
                             }
@@ -1531,25 +1468,83 @@ mod tests {
                 }
             }
         }
+        // The reproduction: topwords rows against an imatch query, and back.
+        let rows = sig(&[1, 2, 3], Scheme::Topwords);
+        let q = sig(&[1], Scheme::Imatch);
+        assert_eq!(index_returns(&q, &rows, 2, 0.8), (false, false));
+        assert_eq!(gin_consistent(Scheme::Imatch, 1, 2, 0.8), (true, true));
+        let q = sig(&[1, 2, 3], Scheme::Topwords);
         assert_eq!(
-            gin_tri_consistent(Scheme::Imatch, 0, 1, 4, 6, 0.8),
-            Tri::Maybe
+            index_returns(&q, &sig(&[1, 2, 3], Scheme::Imatch), 2, 0.8),
+            (false, false)
         );
+        assert_eq!(index_returns(&q, &rows, 2, 0.8), (true, true));
         assert_eq!(
-            gin_tri_consistent(Scheme::Topwords, 4, 1, 12, 6, 0.8),
+            index_returns(&q, &sig(&[1, 2, 3], Scheme::Longest), 2, 0.8),
+            (false, false)
+        );
+        // The cases spelled out.
+        assert_eq!(gin_consistent(Scheme::Imatch, 1, 6, 0.8), (true, true));
+        assert_eq!(gin_consistent(Scheme::Imatch, 0, 6, 0.8), (false, false));
+        assert_eq!(gin_consistent(Scheme::Topwords, 6, 6, 0.8), (true, true));
+        assert_eq!(gin_consistent(Scheme::Topwords, 5, 6, 0.8), (false, false));
+        assert_eq!(gin_consistent(Scheme::Topwords, 1, 0, 0.8), (true, true));
+        assert_eq!(gin_consistent(Scheme::Longest, 12, 6, 0.8), (true, true));
+        assert_eq!(gin_consistent(Scheme::Longest, 3, 6, 0.8), (true, true));
+        assert_eq!(gin_consistent(Scheme::Longest, 3, 6, 1.01), (false, false));
+        assert_eq!(
+            gin_consistent(Scheme::Longest, 3, 6, f64::NAN),
+            (false, false)
+        );
+        assert_eq!(gin_consistent(Scheme::Longest, 0, 6, 0.0), (false, false));
+    }
+
+    /// Resolving MAYBE entries either way never contradicts the ternary answer, and
+    /// the answer is never a bare TRUE.
+    #[test]
+    fn gin_tri_consistent_bounds_every_resolution() {
+        for scheme in SCHEMES {
+            for &thr in &[0.0, 0.8, 1.0, 2.0, f64::NAN] {
+                for m in 0..4 {
+                    for nq in 0..6 {
+                        for matched in 0..=nq {
+                            for maybe in 0..=nq - matched {
+                                let t = gin_tri_consistent(scheme, matched, maybe, m, thr);
+                                assert_ne!(t, Tri::True);
+                                let mut any = false;
+                                for extra in 0..=maybe {
+                                    let (res, _) = gin_consistent(scheme, matched + extra, m, thr);
+                                    any |= res;
+                                    if t == Tri::False {
+                                        assert!(!res);
+                                    }
+                                }
+                                // MAYBE only where some resolution may match.
+                                assert_eq!(t == Tri::Maybe, any);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(gin_tri_consistent(Scheme::Imatch, 0, 1, 6, 0.8), Tri::Maybe);
+        assert_eq!(gin_tri_consistent(Scheme::Imatch, 1, 0, 6, 0.8), Tri::Maybe);
+        assert_eq!(gin_tri_consistent(Scheme::Imatch, 0, 0, 6, 0.8), Tri::False);
+        assert_eq!(
+            gin_tri_consistent(Scheme::Topwords, 4, 1, 6, 0.8),
             Tri::False
         );
         assert_eq!(
-            gin_tri_consistent(Scheme::Topwords, 5, 1, 12, 6, 0.8),
+            gin_tri_consistent(Scheme::Topwords, 5, 1, 6, 0.8),
             Tri::Maybe
         );
         assert_eq!(
-            gin_tri_consistent(Scheme::Longest, 0, 2, 15, 6, 0.8),
+            gin_tri_consistent(Scheme::Longest, 0, 2, 6, 0.8),
             Tri::Maybe
         );
         assert_eq!(
-            gin_tri_consistent(Scheme::Longest, 12, 3, 15, 6, 0.8),
-            Tri::True
+            gin_tri_consistent(Scheme::Longest, 12, 3, 6, 0.8),
+            Tri::Maybe
         );
     }
 

@@ -901,11 +901,12 @@ impl Model {
     }
 
     /// Structural check for a model read from storage: lengths agree, numbers are
-    /// finite, stds positive, gamma positive. Failure is [`DedupError::Corrupted`].
+    /// finite, stds positive, gamma positive. Failure is
+    /// [`DedupError::InvalidBinary`], as for bytes that do not decode at all.
     pub fn check_consistent(&self) -> Result<()> {
         let d = self.features.len();
         let bad = |why: &str| {
-            Err(DedupError::corrupted(format!(
+            Err(DedupError::invalid_binary(format!(
                 "stored svm model is inconsistent: {why}"
             )))
         };

@@ -337,7 +337,9 @@ impl StatsAccumulator {
         let n_docs = i64_at(take(8)?);
         let total_len = i64_at(take(8)?);
         let n = i64_at(take(8)?);
-        if n < 0 || n as u64 > b.len() as u64 {
+        // Each term takes at least 20 bytes (length, df, cf): the map is never
+        // reserved for more than the rest of the bytes could hold.
+        if n < 0 || n as u64 > (b.len() / 20) as u64 {
             return Err(bad());
         }
         let mut terms = HashMap::with_capacity(n as usize);

@@ -192,7 +192,7 @@ impl Sketched {
 
     /// The document itself (corrupt bytes raise XX001, as any decode does).
     pub fn decode(&self) -> Document {
-        Document::decode(&self.bytes).or_raise()
+        Document::decode(&self.bytes).or_raise_stored()
     }
 }
 
@@ -900,7 +900,7 @@ impl<'c> Weigher<'c> {
                 }
                 let Some(skip) = skip.as_deref_mut() else {
                     let bytes = bytes.unwrap_or_else(|| d.bytes());
-                    todo.push((i, key, Document::decode(&bytes).or_raise()));
+                    todo.push((i, key, Document::decode(&bytes).or_raise_stored()));
                     continue;
                 };
                 let kept = key
@@ -909,7 +909,7 @@ impl<'c> Weigher<'c> {
                 let fresh = kept.is_none();
                 let sketched = kept.unwrap_or_else(|| {
                     let bytes = bytes.take().unwrap_or_else(|| d.bytes());
-                    let sketch = Unweighed::from_skim(Document::skim(&bytes).or_raise());
+                    let sketch = Unweighed::from_skim(Document::skim(&bytes).or_raise_stored());
                     Rc::new(Sketched {
                         bytes: bytes.into_owned(),
                         sketch,

@@ -29,6 +29,7 @@ fn errcode(e: &DedupError) -> PgSqlErrorCode {
         DedupError::InvalidInput(_) => PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
         DedupError::TooLarge { .. } => PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
         DedupError::UndefinedObject { .. } => PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,
+        DedupError::InvalidBinary(_) => PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
         DedupError::Corrupted(_) => PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
     }
 }
@@ -51,12 +52,24 @@ pub fn raise_with(code: PgSqlErrorCode, msg: String, hint: Option<String>) -> ! 
 /// Unwraps a pure-module result or raises its error.
 pub trait OrRaise<T> {
     fn or_raise(self) -> T;
+    /// For decoding a value that was checked when it came in (read from a table,
+    /// or an argument of our type): a decoder's [`DedupError::InvalidBinary`]
+    /// (22P03, the answer to bad input) is raised as [`DedupError::Corrupted`]
+    /// (XX001), since such bytes were valid once.
+    fn or_raise_stored(self) -> T;
 }
 
 impl<T> OrRaise<T> for Result<T, DedupError> {
     fn or_raise(self) -> T {
         match self {
             Ok(v) => v,
+            Err(e) => raise(e),
+        }
+    }
+    fn or_raise_stored(self) -> T {
+        match self {
+            Ok(v) => v,
+            Err(DedupError::InvalidBinary(m)) => raise(DedupError::Corrupted(m)),
             Err(e) => raise(e),
         }
     }

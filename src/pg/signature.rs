@@ -101,12 +101,13 @@ fn signature_match(a: SignatureDatum, b: SignatureDatum) -> bool {
 
 // ---- GIN support (opclass dedup.signature_ops, sql/signature.sql) ---------------------
 // Keys are int4 (the u32 key bits), compared with btint4cmp. Strategy 1 is `%`.
+// A key does not say which scheme it came from, so (tri)consistent only rule rows
+// out and ask for a recheck of every match (see `signature::gin_consistent`).
 
 /// Per-query state handed from extractQuery to (tri)consistent through extra_data.
 #[repr(C)]
 struct QueryState {
     scheme: u8,
-    nquery: u32,
 }
 
 /// Palloc'd array of the signature's keys as int4 datums; writes the count.
@@ -136,7 +137,7 @@ unsafe fn arg(fcinfo: pg_sys::FunctionCallInfo, i: usize) -> pg_sys::Datum {
 unsafe fn signature_arg(fcinfo: pg_sys::FunctionCallInfo, i: usize) -> Signature {
     // SAFETY: argument i is a non-null dedup.signature varlena.
     let bytes = unsafe { Vec::<u8>::from_datum(arg(fcinfo, i), false) }.unwrap_or_default();
-    Signature::decode(&bytes).or_raise()
+    Signature::decode(&bytes).or_raise_stored()
 }
 
 macro_rules! v1_function {
@@ -186,7 +187,6 @@ v1_function!(
             let state = pg_sys::palloc(std::mem::size_of::<QueryState>()) as *mut QueryState;
             *state = QueryState {
                 scheme: sig.scheme.tag(),
-                nquery: n as u32,
             };
             let arr = pg_sys::palloc0(n * std::mem::size_of::<*mut std::ffi::c_char>())
                 as *mut *mut std::ffi::c_char;
@@ -197,19 +197,18 @@ v1_function!(
     }
 );
 
-unsafe fn query_state(extra: *mut *mut std::ffi::c_char, nkeys: i32) -> (Scheme, usize) {
+/// The query's scheme. Without a state (not expected) `imatch`, whose rule (one
+/// shared key) every candidate meets: with the recheck, still the right rows.
+unsafe fn query_scheme(extra: *mut *mut std::ffi::c_char) -> Scheme {
     if !extra.is_null() {
         // SAFETY: extractQuery stored a QueryState in extra_data[0].
         let st = unsafe { *extra } as *const QueryState;
         if !st.is_null() {
             let st = unsafe { &*st };
-            return (
-                Scheme::from_tag(st.scheme).unwrap_or(Scheme::Imatch),
-                st.nquery as usize,
-            );
+            return Scheme::from_tag(st.scheme).unwrap_or(Scheme::Imatch);
         }
     }
-    (Scheme::Imatch, nkeys.max(0) as usize)
+    Scheme::Imatch
 }
 
 // consistent(internal check, int2, signature, int4 nkeys, internal extra_data,
@@ -225,11 +224,10 @@ v1_function!(
         let matched = (0..nkeys.max(0) as usize)
             .filter(|&i| *check.add(i))
             .count();
-        let (scheme, nquery) = query_state(extra, nkeys);
+        // The index does not know the row's scheme: every match is rechecked by `%`.
         let (ok, re) = signature::gin_consistent(
-            scheme,
+            query_scheme(extra),
             matched,
-            nquery,
             min_shared(),
             gucs::similarity_threshold(),
         );
@@ -255,12 +253,10 @@ v1_function!(
                 _ => {}
             }
         }
-        let (scheme, nquery) = query_state(extra, nkeys);
         let t = signature::gin_tri_consistent(
-            scheme,
+            query_scheme(extra),
             yes,
             maybe,
-            nquery,
             min_shared(),
             gucs::similarity_threshold(),
         );

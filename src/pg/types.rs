@@ -92,7 +92,7 @@ impl DocumentDatum {
     /// Decodes the stored document; corrupt bytes raise XX001.
     pub fn decode(&self) -> crate::document::Document {
         use crate::pg::OrRaise;
-        crate::document::Document::decode(&self.0).or_raise()
+        crate::document::Document::decode(&self.0).or_raise_stored()
     }
 
     pub fn from_document(doc: &crate::document::Document) -> Self {
@@ -200,7 +200,7 @@ impl SignatureDatum {
     /// Decodes the stored signature; corrupt bytes raise XX001.
     pub fn decode(&self) -> crate::signature::Signature {
         use crate::pg::OrRaise;
-        crate::signature::Signature::decode(&self.0).or_raise()
+        crate::signature::Signature::decode(&self.0).or_raise_stored()
     }
 
     pub fn from_signature(s: &crate::signature::Signature) -> Self {

@@ -129,7 +129,8 @@ enum Event {
 
 /// Stems of `text` in text order: markup removed, segmented, lower-cased, `ё`→`е`,
 /// stop words removed (except for [`Lang::Simple`]), words shorter than
-/// `min_word_length` chars dropped, stemmed. Equals the multiset of
+/// `min_word_length` chars dropped, stemmed, stems longer than
+/// [`crate::document::MAX_TERM_BYTES`] bytes dropped. Equals the multiset of
 /// `analyze(text, …).terms`.
 pub fn tokens(text: &str, opts: &AnalyzeOptions) -> Vec<String> {
     let vis = visible(text);

@@ -28,6 +28,9 @@ fn check_invariants(d: &Document) {
             );
         }
         assert!(list.iter().all(|t| t.tf >= 1 && !t.term.is_empty()));
+        assert!(list
+            .iter()
+            .all(|t| t.term.len() <= crate::document::MAX_TERM_BYTES));
     }
     for s in d.sentences.iter().chain(&d.paragraphs) {
         assert!(!s.terms.is_empty());
@@ -341,6 +344,37 @@ fn empty_and_junk_inputs() {
         let _ = numbers(&s);
         let _ = fingerprint(&s);
     }
+}
+
+#[test]
+fn words_with_stems_over_the_term_bound_are_dropped() {
+    use crate::document::MAX_TERM_BYTES;
+    // 64 Cyrillic letters are 128 bytes: kept whole under `simple` (no stemming).
+    let at = "я".repeat(MAX_TERM_BYTES / 2);
+    let over = format!("{at}я");
+    let latin_over = "x".repeat(MAX_TERM_BYTES + 1);
+    let o = opts(Lang::Simple, 1);
+    assert_eq!(tokens(&at, &o), [at.as_str()]);
+    assert!(tokens(&over, &o).is_empty());
+    assert!(tokens(&latin_over, &o).is_empty());
+    let body = format!("{over} cat {latin_over} dog {at}");
+    for lang in [Lang::Auto, Lang::Russian, Lang::English, Lang::Simple] {
+        let d = analyze(&body, Some(&body), None, None, &opts(lang, 1));
+        check_invariants(&d);
+        // Dropped words still count as words, like stop words.
+        assert_eq!(d.words, 5, "{lang:?}");
+        assert!(d.terms.iter().all(|t| t.term.len() <= MAX_TERM_BYTES));
+        assert_eq!(tokens(&body, &opts(lang, 1)).len() as u64, d.length());
+        // Every analysed document decodes.
+        assert_eq!(Document::decode(&d.encode()).unwrap(), d);
+    }
+    // A word that only stems to within the bound is kept.
+    let long_stemmed = format!("{}ing", "a".repeat(MAX_TERM_BYTES - 1));
+    assert_eq!(
+        tokens(&long_stemmed, &opts(Lang::English, 1)),
+        ["a".repeat(MAX_TERM_BYTES - 1)]
+    );
+    assert!(tokens(&long_stemmed, &opts(Lang::Simple, 1)).is_empty());
 }
 
 /// ~1 MB of Russian+English news prose; every tenth word is made unique so the

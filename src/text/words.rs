@@ -1,5 +1,6 @@
 //! Words to stems: normalisation (lower case, `ё`→`е`, typographic apostrophes,
-//! invisible format characters), stop words, the length filter and stemming,
+//! invisible format characters), stop words, the length filters (too short: under
+//! `min_word_length` chars; too long: a stem over [`MAX_TERM_BYTES`] bytes) and stemming,
 //! with a per-call cache so each distinct spelling is processed once.
 
 use std::collections::HashMap;
@@ -9,7 +10,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 
 use super::stopwords::is_stop_word;
 use super::{AnalyzeOptions, Lang};
-use crate::document::Term;
+use crate::document::{Term, MAX_TERM_BYTES};
 
 /// Writes the normalised form of `word` into `out` (cleared first): lower case,
 /// `ё` folded to `е`, `’`/`ʼ`/`‘` folded to `'`, and soft hyphens, zero-width
@@ -167,11 +168,14 @@ fn known(opts: &AnalyzeOptions, raw: &str, word: &str) -> Known {
             None => std::borrow::Cow::Borrowed(word),
         };
         // Snowball never empties a non-empty word, but a term must not be empty.
-        Known::Kept(if stem.is_empty() {
-            word.into()
+        let term: &str = if stem.is_empty() { word } else { &stem };
+        // A stored term is at most MAX_TERM_BYTES long (the binary form's bound):
+        // a longer one (a URL without separators, a base64 run) is dropped.
+        if term.len() > MAX_TERM_BYTES {
+            Known::Dropped
         } else {
-            (&*stem).into()
-        })
+            Known::Kept(term.into())
+        }
     };
     KNOWN.with(|k| {
         let mut k = k.borrow_mut();
@@ -189,7 +193,7 @@ fn known(opts: &AnalyzeOptions, raw: &str, word: &str) -> Known {
 pub(crate) enum Outcome {
     /// No letters: not a word (numbers, stray marks).
     NotWord,
-    /// A word removed as a stop word or as too short.
+    /// A word removed as a stop word, as too short, or as too long a stem.
     Dropped,
     /// A kept word: the id of its stem in [`Stems::stems`].
     Kept(u32),
