@@ -1,0 +1,70 @@
+-- Hostile and edge input: decoders bound what they allocate, every value
+-- round-trips through its text form, and the index answers as a seqscan does.
+
+-- A binary document whose front-coded terms grow (entry i shares i bytes with the
+-- previous one): the old decoder built 128 MB of text from 80 KB; now 22P03.
+CREATE TEMP TABLE bomb_src (b bytea);
+INSERT INTO bomb_src
+SELECT '\x0100000000'::bytea || '\x00000000000000000000000000000000'::bytea || '\x807d'::bytea
+    || string_agg(CASE WHEN i < 128 THEN set_byte('\x00'::bytea, 0, i)
+                       ELSE set_byte(set_byte('\x0000'::bytea, 0, (i & 127) | 128), 1, i >> 7) END
+                  || '\x016101'::bytea, ''::bytea ORDER BY i)
+    || '\x00000000'::bytea
+FROM generate_series(0, 15999) AS i;
+COPY bomb_src TO '/tmp/pg_dedup_regress_bomb.bin' WITH (FORMAT binary);
+CREATE TEMP TABLE bomb_dst (d dedup.document);
+SELECT err($$COPY bomb_dst FROM '/tmp/pg_dedup_regress_bomb.bin' WITH (FORMAT binary)$$);
+-- The same list cut at 128 terms (each at most 128 bytes) loads.
+TRUNCATE bomb_src;
+INSERT INTO bomb_src
+SELECT '\x0100000000'::bytea || '\x00000000000000000000000000000000'::bytea || '\x8001'::bytea
+    || string_agg(CASE WHEN i < 128 THEN set_byte('\x00'::bytea, 0, i)
+                       ELSE set_byte(set_byte('\x0000'::bytea, 0, (i & 127) | 128), 1, i >> 7) END
+                  || '\x016101'::bytea, ''::bytea ORDER BY i)
+    || '\x00000000'::bytea
+FROM generate_series(0, 127) AS i;
+COPY bomb_src TO '/tmp/pg_dedup_regress_bomb.bin' WITH (FORMAT binary);
+COPY bomb_dst FROM '/tmp/pg_dedup_regress_bomb.bin' WITH (FORMAT binary);
+SELECT dedup.summary(d)->>'terms' AS terms FROM bomb_dst;
+-- Words whose stem is over 128 bytes are no terms; such a term in text is refused.
+SELECT dedup.tokens(repeat('x', 128), 'simple') = ARRAY[repeat('x', 128)] AS kept, dedup.tokens(repeat('x', 129), 'simple') AS dropped;
+SELECT err($$SELECT ('{"v":1,"terms":{"' || repeat('x', 129) || '":1}}')::dedup.document$$);
+
+-- Every value round-trips through its text form (a dump restores it).
+SELECT d::text::dedup.document::text = d::text AS same, dedup.summary(d)->>'published_at' AS published_at
+FROM (VALUES (dedup.to_document('alpha beta gamma', published_at => 'infinity')),
+             (dedup.to_document('alpha beta gamma', published_at => '-infinity')),
+             (dedup.to_document('alpha beta gamma', published_at => '4714-11-24 00:00:00+00 BC')),
+             (dedup.to_document('alpha beta gamma', published_at => '294276-12-31 23:59:59.999999+00'))) v(d);
+SELECT err($$SELECT '{"v":1,"numbers":[1e300]}'::dedup.document$$);
+SELECT '{"v":1,"numbers":[3.50,12,"-0.25"],"source":""}'::dedup.document::text::dedup.document::text AS normalised;
+
+-- The index answers as a seqscan does, across schemes.
+CREATE TEMP TABLE gin_sigs (id int, sig dedup.signature);
+INSERT INTO gin_sigs SELECT g, 'topwords:{1,2,3}' FROM generate_series(1, 1000) g;
+INSERT INTO gin_sigs SELECT 1000 + g, s::dedup.signature FROM generate_series(1, 10) g,
+    (VALUES ('imatch:{1,2,3}'), ('longest:{1,2,3}')) v(s);
+CREATE INDEX ON gin_sigs USING gin (sig dedup.signature_ops);
+ANALYZE gin_sigs;
+CREATE TEMP TABLE gin_queries (q dedup.signature, min_shared int, threshold float8);
+INSERT INTO gin_queries VALUES ('imatch:{1}', 3, 0.8), ('topwords:{1,2,3}', 3, 0.8), ('topwords:{1,2,3}', 4, 0.8),
+    ('longest:{1,2,3}', 3, 0.8), ('longest:{1,2,4}', 3, 1), ('longest:{1,2,4}', 3, 0.6), ('imatch:{9}', 3, 0.8);
+CREATE FUNCTION pg_temp.count_with(q dedup.signature, min_shared int, threshold float8, idx boolean) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+    PERFORM set_config('dedup.min_shared_keys', min_shared::text, true);
+    PERFORM set_config('dedup.similarity_threshold', threshold::text, true);
+    PERFORM set_config('enable_seqscan', CASE WHEN idx THEN 'off' ELSE 'on' END, true);
+    PERFORM set_config('enable_bitmapscan', CASE WHEN idx THEN 'on' ELSE 'off' END, true);
+    -- EXECUTE plans anew with the settings just made.
+    EXECUTE 'SELECT count(*) FROM gin_sigs WHERE sig OPERATOR(dedup.%) $1' INTO n USING q;
+    RETURN n;
+END $$;
+SELECT q, min_shared, threshold, pg_temp.count_with(q, min_shared, threshold, true) AS by_index,
+       pg_temp.count_with(q, min_shared, threshold, false) AS by_seqscan
+FROM gin_queries;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+RESET dedup.min_shared_keys;
+RESET dedup.similarity_threshold;
