@@ -5,7 +5,7 @@
 #   3. isolation specs (tests/isolation, pg_isolation_regress): scripted interleavings
 #   4. concurrency: real concurrent connections (pgbench) against the same cluster
 #   5. bulk loads: INSERT ... SELECT, COPY and row by row give the same verdicts
-#      with default lock settings (BULK_ROWS rows, default 20000)
+#      with default lock settings (BULK_ROWS rows, default 100000)
 # Usage: scripts/test.sh [unit|regress|all]   (default all; regress includes 3 and 4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,7 +69,7 @@ if [[ $what == all || $what == regress ]]; then
   done
   echo "== bulk loads (tests/bulk: INSERT ... SELECT and COPY with default lock settings)"
   for t in tests/bulk/*.sh; do
-    (cd "$WORK" && sudo -u postgres BULK_ROWS="${BULK_ROWS:-20000}" bash "$ROOT/$t" "${conn[@]}" -d pg_dedup_concurrency)
+    (cd "$WORK" && sudo -u postgres BULK_ROWS="${BULK_ROWS:-100000}" bash "$ROOT/$t" "${conn[@]}" -d pg_dedup_concurrency)
   done
 fi
 echo "== all requested test tiers passed"

@@ -60,6 +60,21 @@ BEGIN
     RETURN OLD;
 END $$;
 
+-- TRUNCATE of an enabled table: its collection's statistics are rebuilt from the
+-- tables it reads (the truncated one now empty). A recompute reads every other
+-- table of a shared collection too.
+CREATE FUNCTION dedup._truncate_trigger() RETURNS trigger
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM dedup._recompute(c.name, NULL, NULL)
+    FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id
+    WHERE e.tbl = TG_RELID;
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION dedup._truncate_trigger() IS
+    'TRUNCATE trigger dedup.enable installs: rebuilds the collection statistics without the truncated rows';
+
 CREATE FUNCTION dedup.enable(
     tbl regclass,
     body name,
@@ -185,12 +200,16 @@ BEGIN
                        tbl, tbl, key_type, key_col);
     END IF;
 
+    -- dedup_doc is among them: a document set by hand is replaced by the text's own,
+    -- so the statistics never count a document the table does not hold.
     text_cols := (SELECT string_agg(quote_ident(c), ', ')
-                  FROM unnest(ARRAY[body, title, published_at, source, model_column]) AS c WHERE c IS NOT NULL);
+                  FROM unnest(ARRAY[body, title, published_at, source, model_column, 'dedup_doc']) AS c WHERE c IS NOT NULL);
     EXECUTE format('CREATE TRIGGER dedup_trigger BEFORE INSERT OR UPDATE OF %s ON %s '
                    'FOR EACH ROW EXECUTE FUNCTION dedup._trigger()', text_cols, tbl);
     EXECUTE format('CREATE TRIGGER dedup_delete_trigger AFTER DELETE ON %s '
                    'FOR EACH ROW EXECUTE FUNCTION dedup._delete_trigger()', tbl);
+    EXECUTE format('CREATE TRIGGER dedup_truncate_trigger AFTER TRUNCATE ON %s '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION dedup._truncate_trigger()', tbl);
     -- Releases the signature-key locks of the statement's last row (src/pg/keylocks.rs).
     EXECUTE format('CREATE TRIGGER dedup_statement_end AFTER INSERT OR UPDATE ON %s '
                    'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_end()', tbl);
@@ -213,6 +232,7 @@ BEGIN
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_trigger ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_delete_trigger ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', tbl);
+    EXECUTE format('DROP TRIGGER IF EXISTS dedup_truncate_trigger ON %s', tbl);
     EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dedup_sig, DROP COLUMN IF EXISTS dedup_doc, '
                    'DROP COLUMN IF EXISTS duplicate_of, DROP COLUMN IF EXISTS dedup_verdict', tbl);
     DELETE FROM dedup.collection_tables c WHERE c.tbl = disable.tbl AND c.collection_id = cfg.collection_id;

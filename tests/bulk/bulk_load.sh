@@ -4,7 +4,7 @@
 # way the same stream arrives: one INSERT ... SELECT, one COPY, or one INSERT
 # statement per row (a PL/pgSQL loop, all in one transaction). The stream has
 # reprints, cut reprints and reprints of reprints among distinct stories.
-# Rows: BULK_ROWS (default 100000; scripts/test.sh runs 20000 unless told).
+# Rows: BULK_ROWS (default 100000).
 set -euo pipefail
 rows=${BULK_ROWS:-100000}
 psql_() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }

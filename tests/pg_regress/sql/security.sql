@@ -89,6 +89,19 @@ RESET ROLE;
 REVOKE SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA dedup FROM regress_dedup_app;
 DROP TABLE sec_theirs, sec_own;
 
+-- Statistics equal the table after an UPDATE of dedup_doc by hand and a TRUNCATE.
+UPDATE sec_mark SET dedup_doc = dedup.to_document('совсем другой текст про погоду') WHERE id = 1;
+SELECT dedup.to_document(body)::text = dedup_doc::text AS doc_is_the_texts FROM sec_mark WHERE id = 1;
+DELETE FROM sec_mark WHERE id = 1;
+SELECT s.n_docs, (SELECT (dedup.term_stats_agg(dedup_doc)->'terms') FROM sec_mark)
+       = (SELECT jsonb_object_agg(term, jsonb_build_array(df, cf)) FROM dedup.term_stats_by_name WHERE collection = 'sec_mark') AS terms_right
+FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'sec_mark';
+SET client_min_messages = warning;
+TRUNCATE sec_mark;
+RESET client_min_messages;
+SELECT s.n_docs, (SELECT count(*) FROM dedup.term_stats_by_name WHERE collection = 'sec_mark') AS terms
+FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'sec_mark';
+
 -- A collection an enabled table uses cannot be dropped from under it.
 SELECT err($$SELECT dedup.drop_collection('sec_mark')$$);
 -- The trigger refuses to run other than as dedup.enable installs it.
