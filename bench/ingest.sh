@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Ingest benchmark with PostgreSQL's default settings (only the port and socket
+# directory are set): a bulk INSERT ... SELECT and a COPY of N short documents into
+# an enabled table against the same into a plain table, and 1, 2 and 4 concurrent
+# single-row writers (pgbench) against an enabled table of N rows. Prints docs/s,
+# the trigger's share of plain (trigger rate / plain rate) and the writers' ratio to
+# one writer. Builds and installs the extension (release) unless --skip-build.
+#   bash bench/ingest.sh [--rows N] [--seconds S] [--skip-build]
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CLUSTER=/tmp/pg_dedup_ingest_bench PORT=54332 TARGET=/tmp/pg_dedup_bench_target
+rows=100000 seconds=20 skip_build=0
+while (($#)); do
+  case "$1" in
+    --rows) rows=$2; shift ;;
+    --seconds) seconds=$2; shift ;;
+    --skip-build) skip_build=1 ;;
+    *) echo "unknown option: $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+cd "$REPO"
+if ((skip_build == 0)); then
+  bash scripts/setup.sh >/dev/null
+  CARGO_TARGET_DIR=$TARGET cargo pgrx install --release --pg-config /usr/bin/pg_config >/dev/null
+fi
+stop() { bash scripts/cluster.sh stop "$CLUSTER"; }
+trap stop EXIT
+rm -rf "$CLUSTER"
+bash scripts/cluster.sh start "$CLUSTER" "$PORT"
+conn=(-h "$CLUSTER" -p "$PORT" -U postgres -d postgres)
+q() { sudo -u postgres psql -X -q -t -A -v ON_ERROR_STOP=1 "${conn[@]}" "$@"; }
+csv=/tmp/pg_dedup_ingest_bench.csv
+# Short documents (40-80 words, ~400 characters, like the Telegram posts), every
+# 5th a reprint of an earlier one.
+q >/dev/null <<SQL
+CREATE EXTENSION pg_dedup;
+CREATE FUNCTION story(s bigint) RETURNS text LANGUAGE sql IMMUTABLE AS \$\$
+  SELECT string_agg('w' || (abs(hashtext(s || ':' || j)) % 20000), ' ' ORDER BY j) || '. Итог ' || (s % 997) || '.'
+  FROM generate_series(1, 40 + (abs(hashtext(s::text)) % 41)) AS j \$\$;
+CREATE TABLE stream AS SELECT i, story(CASE WHEN i % 5 = 0 THEN i - 3 ELSE i END) AS body
+FROM generate_series(1, $rows) AS i;
+SQL
+q -c "\\copy (SELECT i, body FROM stream ORDER BY i) TO '$csv' WITH (FORMAT csv)"
+chmod 644 "$csv"
+echo "settings: max_locks_per_transaction=$(q -c 'SHOW max_locks_per_transaction'), shared_buffers=$(q -c 'SHOW shared_buffers'), synchronous_commit=$(q -c 'SHOW synchronous_commit'); $rows rows of $(q -c 'SELECT round(avg(length(body))) FROM stream') characters on average"
+timed() { local t0 t1; t0=$(date +%s.%N); q "$@" >/dev/null; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
+rate() { echo "scale=1; $rows / $1" | bc; }
+for how in select copy; do
+  q >/dev/null -c "DROP TABLE IF EXISTS plain, enabled" \
+    -c "CREATE TABLE plain (id bigint PRIMARY KEY, body text)" \
+    -c "CREATE TABLE enabled (id bigint PRIMARY KEY, body text)" \
+    -c "SELECT dedup.enable('enabled', 'body')"
+  if [ $how = select ]; then
+    tp=$(timed -c "INSERT INTO plain SELECT i, body FROM stream ORDER BY i")
+    te=$(timed -c "INSERT INTO enabled SELECT i, body FROM stream ORDER BY i")
+    label="INSERT ... SELECT"
+  else
+    tp=$(timed -c "\\copy plain FROM '$csv' WITH (FORMAT csv)")
+    te=$(timed -c "\\copy enabled (id, body) FROM '$csv' WITH (FORMAT csv)")
+    label="COPY"
+  fi
+  marked=$(q -c "SELECT count(*) FROM enabled WHERE duplicate_of IS NOT NULL")
+  printf '%s of %s rows: trigger %.2f s = %s docs/s (%s marked), plain %.2f s = %s docs/s, trigger share %s %%\n' \
+    "$label" "$rows" "$te" "$(rate "$te")" "$marked" "$tp" "$(rate "$tp")" "$(echo "scale=1; 100 * $tp / $te" | bc)"
+done
+# Concurrent single-row writers, each insert its own autocommit transaction, of
+# texts that are mostly new, into the table just loaded.
+cat > /tmp/pg_dedup_ingest_bench.sql <<'SQL'
+\set k random(1000000000, 2000000000)
+INSERT INTO enabled (id, body) VALUES (:k, story(:k)) ON CONFLICT DO NOTHING;
+SQL
+cat > /tmp/pg_dedup_ingest_bench_plain.sql <<'SQL'
+\set k random(1000000000, 2000000000)
+INSERT INTO plain (id, body) VALUES (:k, story(:k)) ON CONFLICT DO NOTHING;
+SQL
+declare -A base
+for f in plain enabled; do
+  script=/tmp/pg_dedup_ingest_bench.sql
+  [ $f = plain ] && script=/tmp/pg_dedup_ingest_bench_plain.sql
+  for c in 1 2 4; do
+    tps=$(sudo -u postgres pgbench -n -c $c -j $c -T "$seconds" -f $script "${conn[@]}" 2>/dev/null \
+          | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+    [ $c = 1 ] && base[$f]=$tps
+    printf '%s: %d single-row writers: %s inserts/s (%.2fx one writer)\n' "$f" $c "$tps" "$(echo "$tps / ${base[$f]}" | bc -l)"
+  done
+done
+rm -f "$csv"
