@@ -6,6 +6,7 @@ use crate::decide::{self, Member};
 use crate::pg::collections::Weigher;
 use crate::pg::ingest::{score, table_config, verdict_of};
 use crate::pg::models::{self, verdict, Authorities, Loaded, Weighted};
+use crate::pg::privilege::{self, as_owner};
 use crate::pg::spi_err;
 use crate::pg::types::DocRef;
 use pgrx::prelude::*;
@@ -262,7 +263,8 @@ pub fn _pairs(
         name!(score, f64),
     ),
 > {
-    let (rows, _) = judged_pairs(tbl, model);
+    privilege::require_read(tbl, "dedup.pairs");
+    let (rows, _) = as_owner(|| judged_pairs(tbl, model));
     let out: Vec<_> = rows
         .into_iter()
         .filter(|p| p.score_ab > 0.0 || p.score_ba > 0.0)
@@ -288,7 +290,8 @@ pub fn _groups(
         name!(is_original, bool),
     ),
 > {
-    let (rows, info) = judged_pairs(tbl, model);
+    privilege::require_read(tbl, "dedup.groups");
+    let (rows, info) = as_owner(|| judged_pairs(tbl, model));
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut members: Vec<Member> = Vec::new();
     let mut edges = Vec::new();
@@ -334,7 +337,8 @@ pub fn _matrix_quality(
         name!(transitivity, f64),
     ),
 > {
-    let (rows, _) = judged_pairs(tbl, model);
+    privilege::require_read(tbl, "dedup.matrix_quality");
+    let (rows, _) = as_owner(|| judged_pairs(tbl, model));
     let mut ids: HashMap<String, i64> = HashMap::new();
     let mut edges = Vec::new();
     for p in rows {

@@ -28,6 +28,7 @@ check() {
 
 as_pg psql -X -q -h "$dir" -p "$port" -U postgres -d postgres -c "DROP DATABASE IF EXISTS pg_dedup_crash" -c "CREATE DATABASE pg_dedup_crash"
 q >/dev/null <<'SQL'
+SET client_min_messages = warning;
 CREATE EXTENSION pg_dedup;
 CREATE FUNCTION story(s bigint) RETURNS text LANGUAGE sql IMMUTABLE AS $$
   SELECT string_agg('w' || (abs(hashtext(s || ':' || j)) % 5000), ' ' ORDER BY j) || '. Итог ' || (s % 97) || '.'

@@ -71,6 +71,20 @@ CREATE POLICY sec_mark_some ON sec_mark FOR SELECT USING (id > 2);
 GRANT SELECT ON sec_mark TO regress_dedup_reader;
 SET ROLE regress_dedup_reader;
 SELECT err($$SELECT dedup.is_duplicate('sec_mark', 'Курс доллара на Московской бирже вырос до 92 рублей.')$$);
+SELECT err($$SELECT * FROM dedup.pairs('sec_mark')$$);
+SELECT err($$SELECT * FROM dedup.groups('sec_mark')$$);
+SELECT err($$SELECT * FROM dedup.matrix_quality('sec_mark')$$);
+SELECT err($$SELECT * FROM dedup.status$$);
+RESET ROLE;
+-- dedup.candidates reads the table with the caller's rights: the owner finds row 1,
+-- the reader (whose policy shows id > 2) does not.
+SELECT dedup_sig AS sig1 FROM sec_mark WHERE id = 1 \gset
+SELECT key FROM dedup.candidates('sec_mark', :'sig1', 10);
+SET ROLE regress_dedup_reader;
+SELECT count(*) AS reader_sees FROM dedup.candidates('sec_mark', :'sig1', 10);
+RESET ROLE;
+SET ROLE regress_dedup_app;
+SELECT err($$SELECT key FROM dedup.candidates('sec_skip', 'imatch:{1}', 10)$$);
 RESET ROLE;
 
 -- Only a table's owner enables, disables or recomputes it, or joins it to a
