@@ -90,7 +90,12 @@ VOLATILE PARALLEL UNSAFE LANGUAGE plpgsql AS $$
 DECLARE
     key_col name;
     key_type text;
-    coll text := coalesce(collection, (SELECT relname FROM pg_class WHERE oid = tbl));
+    -- The default collection is the table's own: its name, schema-qualified
+    -- outside schema public, so tables of one name in two schemas never share one.
+    coll text := coalesce(collection, (SELECT CASE WHEN n.nspname = 'public' THEN c.relname
+                                                   ELSE n.nspname || '.' || c.relname END
+                                       FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                                       WHERE c.oid = tbl));
     created boolean := false;
     coll_id int;
     col name;

@@ -116,6 +116,15 @@ RESET client_min_messages;
 SELECT s.n_docs, (SELECT count(*) FROM dedup.term_stats_by_name WHERE collection = 'sec_mark') AS terms
 FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'sec_mark';
 
+-- Tables of one name in two schemas get collections of their own.
+CREATE SCHEMA regress_other;
+CREATE TABLE regress_other.sec_mark (id bigint PRIMARY KEY, body text);
+SELECT dedup.enable('regress_other.sec_mark', 'body');
+SELECT e.tbl, c.name AS collection FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id
+WHERE e.tbl::text LIKE '%sec_mark' ORDER BY 1::text;
+SELECT dedup.disable('regress_other.sec_mark');
+DROP SCHEMA regress_other CASCADE;
+
 -- A collection an enabled table uses cannot be dropped from under it.
 SELECT err($$SELECT dedup.drop_collection('sec_mark')$$);
 -- The trigger refuses to run other than as dedup.enable installs it.
