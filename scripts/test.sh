@@ -6,7 +6,8 @@
 #   4. concurrency: real concurrent connections (pgbench) against the same cluster
 #   5. bulk loads: INSERT ... SELECT, COPY and row by row give the same verdicts
 #      with default lock settings (BULK_ROWS rows, default 100000)
-#   6. crashes: kill -9 of a backend mid bulk insert, immediate shutdown mid recompute
+#   6. dump and restore: pg_dump -Fc restored whole and data-only gives the same state
+#   7. crashes: kill -9 of a backend mid bulk insert, immediate shutdown mid recompute
 # Usage: scripts/test.sh [unit|regress|all]   (default all; regress includes 3 and 4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -72,6 +73,8 @@ if [[ $what == all || $what == regress ]]; then
   for t in tests/bulk/*.sh; do
     (cd "$WORK" && sudo -u postgres BULK_ROWS="${BULK_ROWS:-100000}" bash "$ROOT/$t" "${conn[@]}" -d pg_dedup_concurrency)
   done
+  echo "== dump and restore (tests/dump: pg_dump -Fc, pg_restore whole and data-only)"
+  (cd "$WORK" && sudo -u postgres bash "$ROOT/tests/dump/dump_restore.sh" "${conn[@]}" -d postgres 2>&1 | grep -v 'does not exist, skipping')
   echo "== crashes (tests/crash: kill -9 during a bulk insert, immediate shutdown during a recompute)"
   (cd "$WORK" && bash "$ROOT/tests/crash/crash.sh" "$WORK/regress" "$PORT")
 fi

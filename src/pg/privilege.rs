@@ -105,6 +105,12 @@ pub fn may_read(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
     }
 }
 
+/// Whether `role` owns `rel` (or is a member of its owning role, or a superuser).
+pub fn owns(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
+    // SAFETY: a catalog check on an existing relation.
+    unsafe { pg_sys::pg_class_ownercheck(rel, role) }
+}
+
 /// Raises 42501 unless the caller may read every row of `rel` (see [`may_read`]):
 /// the reading functions answer from the whole table, so a role that may not read
 /// all of it may not ask them.
