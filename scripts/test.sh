@@ -7,7 +7,8 @@
 #   5. bulk loads: INSERT ... SELECT, COPY and row by row give the same verdicts
 #      with default lock settings (BULK_ROWS rows, default 100000)
 #   6. dump and restore: pg_dump -Fc restored whole and data-only gives the same state
-#   7. crashes: kill -9 of a backend mid bulk insert, immediate shutdown mid recompute
+#   7. upgrade: ALTER EXTENSION UPDATE from 0.1.0 gives a fresh install's catalog and verdicts
+#   8. crashes: kill -9 of a backend mid bulk insert, immediate shutdown mid recompute
 # Usage: scripts/test.sh [unit|regress|all]   (default all; regress includes 3 and 4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -75,6 +76,8 @@ if [[ $what == all || $what == regress ]]; then
   done
   echo "== dump and restore (tests/dump: pg_dump -Fc, pg_restore whole and data-only)"
   (cd "$WORK" && sudo -u postgres bash "$ROOT/tests/dump/dump_restore.sh" "${conn[@]}" -d postgres 2>&1 | grep -v 'does not exist, skipping')
+  echo "== upgrade (tests/upgrade: ALTER EXTENSION UPDATE from the frozen 0.1.0 equals a fresh install)"
+  (cd "$WORK" && bash "$ROOT/tests/upgrade/upgrade.sh" "${conn[@]}")
   echo "== crashes (tests/crash: kill -9 during a bulk insert, immediate shutdown during a recompute)"
   (cd "$WORK" && bash "$ROOT/tests/crash/crash.sh" "$WORK/regress" "$PORT")
 fi

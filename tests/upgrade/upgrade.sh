@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# ALTER EXTENSION pg_dedup UPDATE from 0.1.0 (the frozen script in sql/frozen) on a
+# database with an enabled table, stored documents, signatures and a model gives
+# the same catalog as a fresh install of the current version, and the same
+# verdicts.
+#   tests/upgrade/upgrade.sh PSQL_CONNECTION_ARGS   (as root: it installs the frozen
+#   0.1.0 script into the server's extension directory)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+args=("$@")
+cp "$ROOT/sql/frozen/pg_dedup--0.1.0.sql" "$(pg_config --sharedir)/extension/"
+q() { local db=$1; shift; sudo -u postgres psql -X -q -t -A -v ON_ERROR_STOP=1 "${args[@]}" -d "$db" "$@"; }
+for db in pg_dedup_up_old pg_dedup_up_new; do
+  q postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" 2>/dev/null
+done
+setup() {
+  q "$1" >/dev/null <<'SQL'
+SET client_min_messages = warning;
+CREATE FUNCTION story(s int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT string_agg('w' || (abs(hashtext(s || ':' || j)) % 3000), ' ' ORDER BY j) || '. Итог ' || s || '.'
+  FROM generate_series(1, 30) AS j $$;
+CREATE TABLE upnews (id bigint PRIMARY KEY, body text);
+SELECT dedup.enable('upnews', 'body');
+CREATE TABLE pairs_src AS
+SELECT dedup.to_document(story(i)) AS a,
+       dedup.to_document(CASE WHEN i % 2 = 0 THEN story(i) ELSE story(i + 1000) END) AS b,
+       i % 2 = 0 AS a_dup_b, i % 2 = 0 AS b_dup_a
+FROM generate_series(1, 40) AS i;
+SELECT dedup.train('up_model', 'upnews', 'SELECT a, b, a_dup_b, b_dup_a FROM pairs_src', '{"kernel": "linear", "folds": 0}');
+INSERT INTO upnews SELECT i, story(CASE WHEN i % 4 = 0 THEN i - 1 ELSE i END) FROM generate_series(1, 300) AS i;
+SQL
+}
+q pg_dedup_up_old -c "CREATE EXTENSION pg_dedup VERSION '0.1.0'"
+setup pg_dedup_up_old
+q pg_dedup_up_old -c "ALTER EXTENSION pg_dedup UPDATE"
+q pg_dedup_up_new -c "CREATE EXTENSION pg_dedup"
+setup pg_dedup_up_new
+catalog() {
+  q "$1" <<'SQL'
+SELECT 'version ' || extversion FROM pg_extension WHERE extname = 'pg_dedup'
+UNION ALL
+SELECT 'function ' || p.oid::regprocedure || ' ' || CASE WHEN p.prokind = 'a' THEN 'aggregate' ELSE md5(pg_get_functiondef(p.oid)) END
+       || ' ' || coalesce(p.proacl::text, '') || ' ' || coalesce(obj_description(p.oid, 'pg_proc'), '')
+FROM pg_proc p WHERE p.pronamespace = 'dedup'::regnamespace
+UNION ALL
+SELECT 'column ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || ' ' || a.attnotnull
+       || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+WHERE (c.relnamespace = 'dedup'::regnamespace OR c.relname = 'upnews') AND a.attnum > 0 AND NOT a.attisdropped
+UNION ALL
+SELECT 'relation ' || c.relname || ' ' || c.relkind::text || ' ' || coalesce(c.relacl::text, '') || ' ' || coalesce(obj_description(c.oid, 'pg_class'), '')
+FROM pg_class c WHERE c.relnamespace = 'dedup'::regnamespace
+UNION ALL
+SELECT 'trigger ' || pg_get_triggerdef(t.oid) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+WHERE NOT t.tgisinternal AND (c.relnamespace = 'dedup'::regnamespace OR c.relname = 'upnews')
+UNION ALL
+SELECT 'index ' || pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+WHERE c.relnamespace = 'dedup'::regnamespace OR c.relname = 'upnews'
+UNION ALL
+SELECT 'schema ' || coalesce(nspacl::text, '') FROM pg_namespace WHERE nspname = 'dedup'
+UNION ALL
+SELECT 'event trigger ' || evtname || ' ' || evtevent || ' ' || evtfoid::regproc FROM pg_event_trigger WHERE evtname LIKE 'dedup%'
+ORDER BY 1;
+SQL
+}
+verdicts() {
+  q "$1" <<'SQL'
+SELECT 'rows ' || md5(string_agg(id || ':' || dedup_sig::text || ':' || coalesce(duplicate_of::text, '') || ':' || dedup_verdict, ',' ORDER BY id)) FROM upnews;
+SELECT 'stats ' || md5(string_agg(term || df || ':' || cf, ',' ORDER BY term)) FROM dedup.term_stats_by_name;
+SELECT 'pairs ' || md5(string_agg(a || b || verdict, ',' ORDER BY a, b)) FROM dedup.pairs('upnews');
+SELECT 'model pairs ' || md5(string_agg(a || b || verdict, ',' ORDER BY a, b)) FROM dedup.pairs('upnews', 'up_model');
+INSERT INTO upnews VALUES (1000, story(11));
+SELECT 'new row ' || coalesce(duplicate_of::text, '-') || ' ' || dedup_verdict FROM upnews WHERE id = 1000;
+SQL
+}
+old=$(catalog pg_dedup_up_old) new=$(catalog pg_dedup_up_new)
+if [ "$old" != "$new" ]; then
+  echo "the catalog after ALTER EXTENSION UPDATE differs from a fresh install:"
+  diff <(echo "$old") <(echo "$new") || true
+  exit 1
+fi
+echo "catalog after ALTER EXTENSION UPDATE equals a fresh install ($(echo "$new" | wc -l) entries, $(echo "$new" | head -1))"
+vo=$(verdicts pg_dedup_up_old) vn=$(verdicts pg_dedup_up_new)
+[ "$vo" = "$vn" ] || { echo "verdicts differ:"; diff <(echo "$vo") <(echo "$vn") || true; exit 1; }
+echo "same signatures, statistics, pairs and new verdicts after the upgrade"
+for db in pg_dedup_up_old pg_dedup_up_new; do q postgres -c "DROP DATABASE $db"; done
