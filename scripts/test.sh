@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then runs every tier.
+#   0. lint: cargo fmt --check and cargo clippy -D warnings
 #   1. unit tests and #[pg_test]s: cargo pgrx test, as the postgres user
 #   2. pg_regress golden files (tests/pg_regress) against a throwaway cluster
 #   3. isolation specs (tests/isolation, pg_isolation_regress): scripted interleavings
@@ -9,7 +10,7 @@
 #   6. dump and restore: pg_dump -Fc restored whole and data-only gives the same state
 #   7. upgrade: ALTER EXTENSION UPDATE from 0.1.0 gives a fresh install's catalog and verdicts
 #   8. crashes: kill -9 of a backend mid bulk insert, immediate shutdown mid recompute
-# Usage: scripts/test.sh [unit|regress|all]   (default all; regress includes 3 and 4)
+# Usage: scripts/test.sh [lint|unit|regress|all]   (default all; regress is tiers 2 to 8)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -19,6 +20,16 @@ PORT=${PG_DEDUP_TEST_PORT:-54329}
 
 bash scripts/setup.sh
 mkdir -p "$WORK"
+
+if [[ $what == all || $what == lint ]]; then
+  echo "== lint (cargo fmt --check, cargo clippy -D warnings)"
+  if cargo fmt --version >/dev/null 2>&1 && cargo clippy --version >/dev/null 2>&1; then
+    cargo fmt --all -- --check
+    cargo clippy --lib -- -D warnings
+  else
+    echo "lint skipped: rustfmt or clippy is not installed with this toolchain"
+  fi
+fi
 chmod 755 "$WORK"
 
 if [[ $what == all || $what == unit ]]; then
