@@ -41,6 +41,9 @@ pub struct TableConfig {
     /// How to look candidates up without a query (None: the table's signature
     /// index is missing or unusable, and the SQL form runs).
     pub scan: Option<scan::Target>,
+    /// The types the dedup columns must have: `dedup_doc`, `dedup_sig`,
+    /// `dedup_verdict`, and `duplicate_of` (the key's type).
+    pub column_types: [pg_sys::Oid; 4],
 }
 
 /// The columns `enable` was given, and the primary key.
@@ -141,6 +144,24 @@ fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
         _ => Action::Mark,
     };
     let scan = scan_target(tbl, &columns.key);
+    let column_types = Spi::connect(|c| {
+        let t = cache::select(
+            c,
+            "SELECT 'dedup.document'::pg_catalog.regtype::oid, 'dedup.signature'::pg_catalog.regtype::oid, \
+                    'dedup.verdict'::pg_catalog.regtype::oid, \
+                    (SELECT atttypid FROM pg_catalog.pg_attribute WHERE attrelid = $1 AND attname = $2 AND NOT attisdropped)",
+            Some(1),
+            &[tbl.into(), columns.key.as_str().into()],
+        );
+        let r = t.first();
+        let oid = |i: usize| {
+            r.get::<pg_sys::Oid>(i)
+                .ok()
+                .flatten()
+                .unwrap_or(pg_sys::InvalidOid)
+        };
+        [oid(1), oid(2), oid(3), oid(4)]
+    });
     Some(TableConfig {
         tbl,
         tname,
@@ -150,6 +171,7 @@ fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
         columns,
         action,
         scan,
+        column_types,
     })
 }
 

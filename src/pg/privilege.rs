@@ -105,6 +105,15 @@ pub fn may_read(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
     }
 }
 
+/// Whether row-level security applies to `role` on `rel`.
+pub fn under_rls(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
+    // SAFETY: check_enable_rls with noError does not raise.
+    unsafe {
+        pg_sys::check_enable_rls(rel, role, true)
+            == pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
+    }
+}
+
 /// Whether `role` owns `rel` (or is a member of its owning role, or a superuser).
 pub fn owns(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
     // SAFETY: a catalog check on an existing relation.

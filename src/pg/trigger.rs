@@ -127,7 +127,7 @@ fn input(col: Col, text: &str) -> Option<pg_sys::Datum> {
 
 /// The dedup columns `enable` added; a trigger on a table that lost one raises.
 fn dedup_col(row: &Row, name: &str, cfg: &TableConfig) -> Col {
-    row.col(name).unwrap_or_else(|| {
+    let col = row.col(name).unwrap_or_else(|| {
         raise_with(
             PgSqlErrorCode::ERRCODE_UNDEFINED_COLUMN,
             format!("column \"{name}\" of relation {} does not exist", cfg.tname),
@@ -136,7 +136,27 @@ fn dedup_col(row: &Row, name: &str, cfg: &TableConfig) -> Col {
                     .into(),
             ),
         )
-    })
+    });
+    let expected = match name {
+        "dedup_doc" => cfg.column_types[0],
+        "dedup_sig" => cfg.column_types[1],
+        "dedup_verdict" => cfg.column_types[2],
+        _ => cfg.column_types[3],
+    };
+    if col.typid != expected {
+        raise_with(
+            PgSqlErrorCode::ERRCODE_DATATYPE_MISMATCH,
+            format!(
+                "column \"{name}\" of relation {} no longer has the type dedup.enable gave it",
+                cfg.tname
+            ),
+            Some(
+                "dedup.disable and dedup.enable the table again to restore its dedup columns"
+                    .into(),
+            ),
+        );
+    }
+    col
 }
 
 #[pg_trigger]
@@ -192,9 +212,7 @@ fn _trigger<'a>(
     // come back with the restore). Anyone else's values are replaced.
     if !is_update
         && row.datum(doc_col).is_some()
-        && row
-            .datum(dedup_col(&row, "dedup_verdict", &cfg))
-            .is_some()
+        && row.datum(dedup_col(&row, "dedup_verdict", &cfg)).is_some()
         && privilege::owns(tbl, privilege::caller())
     {
         return Ok(Some(unchanged()));
@@ -290,7 +308,14 @@ fn _trigger<'a>(
             .as_ref()
             .and_then(|s| SignatureDatum::from_signature(s).into_datum()),
         checked.verdict.and_then(|v| v.into_datum()),
-        checked.original.as_deref().and_then(|o| input(dup_col, o)),
+        // Under row-level security the original may be a row the writer cannot
+        // see: its key is not revealed (the verdict still marks the row), as
+        // PostgreSQL leaves a unique violation's DETAIL out.
+        checked
+            .original
+            .as_deref()
+            .filter(|_| !privilege::under_rls(tbl, privilege::caller()))
+            .and_then(|o| input(dup_col, o)),
     ];
     let mut cols = [
         doc_col.attno,

@@ -76,6 +76,16 @@ SELECT err($$SELECT * FROM dedup.groups('sec_mark')$$);
 SELECT err($$SELECT * FROM dedup.matrix_quality('sec_mark')$$);
 SELECT err($$SELECT * FROM dedup.status$$);
 RESET ROLE;
+-- A tenant under row-level security who inserts a reprint of a row it cannot see
+-- gets the mark, not the other row's key.
+CREATE POLICY sec_mark_insert ON sec_mark FOR INSERT WITH CHECK (true);
+GRANT INSERT ON sec_mark TO regress_dedup_reader;
+SET ROLE regress_dedup_reader;
+INSERT INTO sec_mark (body) VALUES
+ ('Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке. Эксперты ожидают ослабления рубля.');
+RESET ROLE;
+SELECT id, duplicate_of, dedup_verdict FROM sec_mark WHERE id > 3 ORDER BY id;
+DELETE FROM sec_mark WHERE id > 3;
 -- dedup.candidates reads the table with the caller's rights: the owner finds row 1,
 -- the reader (whose policy shows id > 2) does not.
 SELECT dedup_sig AS sig1 FROM sec_mark WHERE id = 1 \gset
@@ -131,6 +141,11 @@ SELECT err($$SELECT dedup.drop_collection('sec_mark')$$);
 CREATE TRIGGER sec_wrong AFTER INSERT ON sec_mark FOR EACH ROW EXECUTE FUNCTION dedup._trigger();
 SELECT err($$INSERT INTO sec_mark (body) VALUES ('Другой текст.')$$);
 DROP TRIGGER sec_wrong ON sec_mark;
+-- A dedup column whose type was changed by hand is refused clearly.
+BEGIN;
+ALTER TABLE sec_mark ALTER COLUMN dedup_verdict TYPE text;
+SELECT err($$INSERT INTO sec_mark (body) VALUES ('Другой текст.')$$);
+ROLLBACK;
 
 SELECT dedup.disable('sec_mark'), dedup.disable('sec_skip'), dedup.disable('sec_error');
 DROP TABLE sec_mark, sec_skip, sec_error;
