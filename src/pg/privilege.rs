@@ -58,10 +58,9 @@ pub fn as_owner<R>(f: impl FnOnce() -> R) -> R {
     let owner = owner();
     let mut saved_user = pg_sys::InvalidOid;
     let mut saved_ctx: i32 = 0;
-    // SAFETY: saves and switches the current user and opens a GUC nest level, as
-    // fmgr does for a SECURITY DEFINER function with a SET clause; the strings are
-    // static and NUL-terminated.
-    let level = unsafe {
+    // SAFETY: saves and switches the current user, as fmgr does for a SECURITY
+    // DEFINER function.
+    unsafe {
         pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_ctx);
         pg_sys::SetUserIdAndSecContext(
             owner,
@@ -69,25 +68,10 @@ pub fn as_owner<R>(f: impl FnOnce() -> R) -> R {
                 | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32
                 | pg_sys::SECURITY_RESTRICTED_OPERATION as i32,
         );
-        let level = pg_sys::NewGUCNestLevel();
-        pg_sys::set_config_option(
-            c"search_path".as_ptr(),
-            c"pg_catalog, pg_temp".as_ptr(),
-            pg_sys::GucContext::PGC_USERSET,
-            pg_sys::GucSource::PGC_S_SESSION,
-            pg_sys::GucAction::GUC_ACTION_SAVE,
-            true,
-            0,
-            false,
-        );
-        level
-    };
-    let r = f();
-    // SAFETY: undoes the above, in reverse order.
-    unsafe {
-        pg_sys::AtEOXact_GUC(true, level);
-        pg_sys::SetUserIdAndSecContext(saved_user, saved_ctx);
     }
+    let r = crate::pg::guc_scope::with_settings(&[(c"search_path", c"pg_catalog, pg_temp")], f);
+    // SAFETY: puts back the user saved above.
+    unsafe { pg_sys::SetUserIdAndSecContext(saved_user, saved_ctx) };
     r
 }
 
