@@ -12,6 +12,7 @@ pub mod doctext;
 pub mod document;
 pub mod error;
 pub mod features;
+pub mod interrupt;
 pub mod limits;
 pub mod memo;
 pub mod metrics;
