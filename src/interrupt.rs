@@ -8,28 +8,46 @@
 //! `CHECK_FOR_INTERRUPTS`: on a cancel or `statement_timeout` that raises the
 //! SQL error itself (an unwind through the pure code) and never returns `Err`.
 //! Tests pass closures that count calls or fail after a number of them.
+//!
+//! The error type is a parameter so that the uncancellable forms of these
+//! functions can pass [`unstoppable`], whose error type has no values, and so
+//! return their result without an `unwrap`.
 
-use crate::error::Result;
+use crate::error::DedupError;
+use std::convert::Infallible;
 
 /// The callback a long computation calls at its cancellation points.
-pub type Check<'a> = dyn FnMut() -> Result<()> + 'a;
+pub type Check<'a, E = DedupError> = dyn FnMut() -> Result<(), E> + 'a;
 
-/// A [`Check`] that never stops anything, for callers that cannot be cancelled.
-pub fn never() -> impl FnMut() -> Result<()> {
+/// A [`Check`] that never stops anything.
+pub fn never() -> impl FnMut() -> Result<(), DedupError> {
     || Ok(())
+}
+
+/// A [`Check`] that cannot stop anything, by its type.
+pub fn unstoppable() -> impl FnMut() -> Result<(), Infallible> {
+    || Ok(())
+}
+
+/// The value of a computation that cannot have been stopped.
+pub fn finished<T>(r: Result<T, Infallible>) -> T {
+    match r {
+        Ok(v) => v,
+        Err(never) => match never {},
+    }
 }
 
 /// Calls a [`Check`] once every `every` units of work, so that a loop can report
 /// each small step without paying for a call each time.
-pub struct Pacer<'a, 'c> {
-    check: &'a mut Check<'c>,
+pub struct Pacer<'a, 'c, E = DedupError> {
+    check: &'a mut Check<'c, E>,
     every: u64,
     left: u64,
 }
 
-impl<'a, 'c> Pacer<'a, 'c> {
+impl<'a, 'c, E> Pacer<'a, 'c, E> {
     /// `every` is clamped to at least 1; the first call comes after `every` units.
-    pub fn new(check: &'a mut Check<'c>, every: u64) -> Self {
+    pub fn new(check: &'a mut Check<'c, E>, every: u64) -> Self {
         let every = every.max(1);
         Pacer {
             check,
@@ -41,7 +59,7 @@ impl<'a, 'c> Pacer<'a, 'c> {
     /// Counts `work` units done; calls the check when `every` have passed since
     /// its last call.
     #[inline]
-    pub fn tick(&mut self, work: u64) -> Result<()> {
+    pub fn tick(&mut self, work: u64) -> Result<(), E> {
         if work < self.left {
             self.left -= work;
             Ok(())
@@ -53,7 +71,7 @@ impl<'a, 'c> Pacer<'a, 'c> {
 
     /// Calls the check now (at a natural boundary: a stage ends, a large step
     /// begins) and starts counting afresh.
-    pub fn now(&mut self) -> Result<()> {
+    pub fn now(&mut self) -> Result<(), E> {
         self.left = self.every;
         (self.check)()
     }
@@ -69,15 +87,16 @@ mod tests {
         let mut calls = 0;
         let mut check = || {
             calls += 1;
-            Ok(())
+            Ok::<(), DedupError>(())
         };
-        let mut p = Pacer::new(&mut check, 10);
-        for _ in 0..95 {
-            p.tick(1).unwrap();
+        {
+            let mut p = Pacer::new(&mut check, 10);
+            for _ in 0..95 {
+                p.tick(1).unwrap();
+            }
+            p.tick(1000).unwrap();
+            p.now().unwrap();
         }
-        p.tick(1000).unwrap();
-        p.now().unwrap();
-        drop(p);
         assert_eq!(calls, 9 + 1 + 1);
     }
 
@@ -87,7 +106,7 @@ mod tests {
         let mut p = Pacer::new(&mut check, 0);
         assert!(p.tick(0).is_ok());
         assert!(p.tick(1).is_err());
-        let mut ok = never();
-        assert!(Pacer::new(&mut ok, 1).tick(5).is_ok());
+        let mut ok = unstoppable();
+        finished(Pacer::new(&mut ok, 1).tick(5));
     }
 }
