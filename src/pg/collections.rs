@@ -386,9 +386,13 @@ fn collection_state_uncached(id: i32) -> (CollectionStats, Option<i64>) {
     collection_state_query(id)
 }
 
+/// N, total length and last recompute, as [`collection_state_both`] reads them.
+#[cfg(any(test, feature = "pg_test"))]
+pub type StateRead = (i64, i64, Option<i64>);
+
 /// Both reads of the collection row, direct and by query; for tests.
 #[cfg(any(test, feature = "pg_test"))]
-pub fn collection_state_both(id: i32) -> ((i64, i64, Option<i64>), (i64, i64, Option<i64>)) {
+pub fn collection_state_both(id: i32) -> (StateRead, StateRead) {
     let (a, at) = collection_state_uncached(id);
     let (b, bt) = collection_state_query(id);
     ((a.n_docs, a.total_len, at), (b.n_docs, b.total_len, bt))
