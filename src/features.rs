@@ -1089,7 +1089,7 @@ mod tests {
             for (j, b) in docs.iter().enumerate() {
                 // Uneven weights; every third document has fewer weights than terms.
                 let wts = |d: &Document, k: usize| -> Vec<f64> {
-                    let n = if k % 3 == 0 {
+                    let n = if k.is_multiple_of(3) {
                         d.terms.len() / 2
                     } else {
                         d.terms.len()

@@ -12,6 +12,9 @@ pub mod doctext;
 pub mod document;
 pub mod error;
 pub mod features;
+#[doc(hidden)]
+pub mod fuzz_checks;
+pub mod interrupt;
 pub mod limits;
 pub mod memo;
 pub mod metrics;

@@ -20,6 +20,7 @@
 //! `decision` ≈ 25 ns, rbf ≈ 15 µs with ~800 support vectors.
 
 use crate::error::{DedupError, Result};
+use crate::interrupt::Check;
 use linfa::prelude::Fit;
 use linfa::DatasetBase;
 use linfa_svm::Svm;
@@ -30,6 +31,8 @@ pub const MIN_TRAIN_EXAMPLES: usize = 10;
 /// linfa's dense kernel matrix needs 8·n² bytes: 6,000 examples → 288 MB, and
 /// a linear fit there takes ~10 s. The paper saturates at 400 pairs.
 pub const MAX_TRAIN_EXAMPLES: usize = 6_000;
+/// Labelled pairs a training accepts: each gives two examples, ρ(a,b) and ρ(b,a).
+pub const MAX_TRAIN_PAIRS: usize = MAX_TRAIN_EXAMPLES / 2;
 /// Stored models may use feature indices below this (a sanity bound for
 /// decoding: [`Model::contributions`] allocates up to the largest index).
 pub const MAX_FEATURE_INDEX: usize = 4096;
@@ -405,7 +408,28 @@ pub struct TrainReport {
 /// stratified folds (shuffled by `opts.seed`), each fold fitting its own scaler.
 ///
 /// Non-finite feature values are treated as 0, as [`Model::decision`] does.
+/// Cannot be cancelled; see [`train_checked`].
 pub fn train(examples: &[Example], opts: &TrainOptions) -> Result<TrainReport> {
+    train_checked(examples, opts, &mut crate::interrupt::never())
+}
+
+/// [`train`], calling `check` on the calling thread (and only there) while it
+/// works: an `Err` from it stops the training, which returns that error.
+///
+/// Where it checks: once before any fitting; with cross-validation, while the
+/// fits (one per fold and the final one) run on worker threads, every
+/// [`CHECK_EVERY`] as the calling thread waits for them (with one core, before
+/// each fit instead); once after the last fit. One fit is a single linfa call
+/// (kernel matrix, then SMO) that nothing can interrupt: on a stop, the workers
+/// take no new fit but the fits under way run to their end before this returns.
+/// [`MAX_TRAIN_EXAMPLES`] bounds that wait (about 10 s for a linear fit of 6,000
+/// examples on the 2-core dev box, see the module doc); without cross-validation
+/// the single fit is that one wait.
+pub fn train_checked(
+    examples: &[Example],
+    opts: &TrainOptions,
+    check: &mut Check<'_>,
+) -> Result<TrainReport> {
     let n = examples.len();
     if n < MIN_TRAIN_EXAMPLES {
         return Err(DedupError::invalid_parameter(format!(
@@ -463,6 +487,7 @@ pub fn train(examples: &[Example], opts: &TrainOptions) -> Result<TrainReport> {
         ));
     }
 
+    check()?;
     let cv = if opts.folds >= 2 {
         let smaller = n_positive.min(n - n_positive);
         if smaller < opts.folds {
@@ -481,18 +506,22 @@ pub fn train(examples: &[Example], opts: &TrainOptions) -> Result<TrainReport> {
         // The folds and the final fit are independent: they run on worker threads.
         let mut jobs: Vec<Option<usize>> = (0..opts.folds).map(Some).collect();
         jobs.push(None);
-        let fits = parallel_map(&jobs, |job| {
-            let rows: Vec<&Example> = match job {
-                Some(k) => examples
-                    .iter()
-                    .zip(&fold_of)
-                    .filter(|(_, &f)| f != *k)
-                    .map(|(e, _)| e)
-                    .collect(),
-                None => examples.iter().collect(),
-            };
-            fit_model(&rows, &features, opts)
-        });
+        let fits = parallel_map(
+            &jobs,
+            |job| {
+                let rows: Vec<&Example> = match job {
+                    Some(k) => examples
+                        .iter()
+                        .zip(&fold_of)
+                        .filter(|(_, &f)| f != *k)
+                        .map(|(e, _)| e)
+                        .collect(),
+                    None => examples.iter().collect(),
+                };
+                fit_model(&rows, &features, opts)
+            },
+            check,
+        )?;
         let mut counts = [0i64; 4];
         let mut last = None;
         for (job, fit) in jobs.iter().zip(fits) {
@@ -521,6 +550,7 @@ pub fn train(examples: &[Example], opts: &TrainOptions) -> Result<TrainReport> {
             fit_model(&all, &features, opts)?
         }
     };
+    check()?;
     let [tp, fp, fn_, tn] = CvMetrics::evaluate(&model, examples.iter());
     Ok(TrainReport {
         model,
@@ -694,56 +724,126 @@ fn extract(
 /// Most worker threads a training uses.
 const MAX_WORKERS: usize = 4;
 
+/// How often the calling thread of [`parallel_map`] wakes from waiting for its
+/// workers to call its check.
+pub const CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// `f` over `jobs` on up to [`MAX_WORKERS`] threads (as many as the machine has
-/// cores), results in job order. Used inside a PostgreSQL backend, so the workers
-/// run only pure Rust and start with every signal blocked: the postmaster's and
-/// the client's signals (cancel, terminate, latch wakeups) keep going to the
-/// backend's own thread. A panicking job surfaces as an error, not a crash.
+/// cores), results in job order. A panicking job surfaces as an error for that
+/// job, not a crash.
+///
+/// Used inside a PostgreSQL backend, so the calling (backend) thread only hands
+/// out jobs, waits and calls `check`, every [`CHECK_EVERY`] and after each result;
+/// the workers run only pure Rust and never call `check`. An `Err` from `check`
+/// (or an unwind out of it: a cancel raised by PostgreSQL) stops the workers
+/// taking new jobs; the jobs under way finish before this returns. With one
+/// worker the jobs run on the calling thread, `check` before each.
+///
+/// Signals: a PostgreSQL signal handler must never run on a worker, so every
+/// worker runs with every signal blocked, from its first instruction: the calling
+/// thread blocks them only while it creates the workers (which inherit its mask)
+/// and restores its own mask before it starts waiting. So the postmaster's and
+/// the client's signals (cancel, `statement_timeout`'s SIGALRM, terminate, latch
+/// wakeups) are deliverable to the backend thread the whole time it waits and
+/// checks; one arriving during the few microseconds of thread creation is held
+/// pending and delivered to it when its mask is restored. (glibc's
+/// `pthread_create` itself blocks every signal on the creating thread around
+/// its `clone`; a worker that blocked its own signals once started would have
+/// the backend's mask for a moment, and could take a signal that arrived
+/// meanwhile.)
 fn parallel_map<J: Sync, T: Send>(
     jobs: &[J],
     f: impl Fn(&J) -> Result<T> + Sync,
-) -> Vec<Result<T>> {
+    check: &mut Check<'_>,
+) -> Result<Vec<Result<T>>> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+    use std::sync::mpsc::{channel, RecvTimeoutError};
+
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, MAX_WORKERS)
         .min(jobs.len());
+    let serial = |check: &mut Check<'_>| {
+        let mut out = Vec::with_capacity(jobs.len());
+        for job in jobs {
+            check()?;
+            out.push(f(job));
+        }
+        Ok(out)
+    };
     if workers <= 1 {
-        return jobs.iter().map(&f).collect();
+        return serial(check);
     }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut out: Vec<Option<Result<T>>> = (0..jobs.len()).map(|_| None).collect();
-    let results = std::sync::Mutex::new(&mut out);
-    let _mask = SignalsBlocked::new();
-    let spawned = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(job) = jobs.get(i) else { break };
-                    let r = f(job);
-                    if let Ok(mut g) = results.lock() {
-                        g[i] = Some(r);
+    let failed = || {
+        Err(DedupError::invalid_input(
+            "svm training failed in a worker thread",
+        ))
+    };
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = channel::<(usize, Result<T>)>();
+    std::thread::scope(|s| {
+        // However the calling thread leaves this closure (done, an error from
+        // `check`, an unwind out of it), the workers take no new job; `scope` then
+        // waits for the jobs under way.
+        let _stop = StopOnDrop(&stop);
+        let spawning = SignalsBlocked::new();
+        let spawned = (0..workers)
+            .filter(|_| {
+                let tx = tx.clone();
+                let (f, next, stop) = (&f, &next, &stop);
+                std::thread::Builder::new()
+                    .spawn_scoped(s, move || {
+                        while !stop.load(Relaxed) {
+                            let i = next.fetch_add(1, Relaxed);
+                            let Some(job) = jobs.get(i) else { break };
+                            let r =
+                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(job)))
+                                    .unwrap_or_else(|_| failed());
+                            if tx.send((i, r)).is_err() {
+                                break;
+                            }
+                        }
+                    })
+                    .is_ok()
+            })
+            .count();
+        drop(spawning);
+        drop(tx);
+        if spawned == 0 {
+            // No thread could be created: the calling thread does the work.
+            return serial(check);
+        }
+        let mut out: Vec<Option<Result<T>>> = (0..jobs.len()).map(|_| None).collect();
+        loop {
+            match rx.recv_timeout(CHECK_EVERY) {
+                Ok((i, r)) => {
+                    if let Some(slot) = out.get_mut(i) {
+                        *slot = Some(r);
                     }
-                })
-            })
-            .collect();
-        handles.into_iter().all(|h| h.join().is_ok())
-    });
-    drop(_mask);
-    let _ = spawned;
-    out.into_iter()
-        .map(|r| {
-            r.unwrap_or_else(|| {
-                Err(DedupError::invalid_input(
-                    "svm training failed in a worker thread",
-                ))
-            })
-        })
-        .collect()
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                // Every worker has ended: all jobs are done.
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            check()?;
+        }
+        Ok(out.into_iter().map(|r| r.unwrap_or_else(failed)).collect())
+    })
+}
+
+/// Sets its flag when dropped, also during an unwind.
+struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// Blocks every signal on this thread while alive, so threads spawned meanwhile
-/// inherit a full mask; restores the previous mask on drop.
+/// start with a full mask; restores the previous mask on drop. Held by
+/// [`parallel_map`] only around creating its workers, never while it waits.
 struct SignalsBlocked(#[cfg(unix)] libc::sigset_t);
 
 impl SignalsBlocked {
@@ -1150,13 +1250,19 @@ mod tests {
     #[test]
     fn parallel_map_keeps_order_and_errors() {
         let jobs: Vec<u32> = (0..9).collect();
-        let out = parallel_map(&jobs, |&j| {
-            if j == 4 {
-                Err(DedupError::invalid_parameter("four"))
-            } else {
-                Ok(j * 10)
-            }
-        });
+        let mut never = crate::interrupt::never();
+        let out = parallel_map(
+            &jobs,
+            |&j| {
+                if j == 4 {
+                    Err(DedupError::invalid_parameter("four"))
+                } else {
+                    Ok(j * 10)
+                }
+            },
+            &mut never,
+        )
+        .unwrap();
         assert_eq!(out.len(), 9);
         for (j, r) in jobs.iter().zip(&out) {
             match r {
@@ -1165,9 +1271,116 @@ mod tests {
             }
         }
         // A panicking job is an error for that job only.
-        let out = parallel_map(&jobs, |&j| if j == 2 { panic!("boom") } else { Ok(j) });
+        let out = parallel_map(
+            &jobs,
+            |&j| if j == 2 { panic!("boom") } else { Ok(j) },
+            &mut never,
+        )
+        .unwrap();
         assert!(out[2].is_err());
         assert_eq!(out.iter().filter(|r| r.is_ok()).count(), 8);
+    }
+
+    /// Whether `sig` is blocked on the calling thread.
+    fn blocked(sig: libc::c_int) -> bool {
+        // SAFETY: reads this thread's mask into an owned sigset_t.
+        unsafe {
+            let mut cur: libc::sigset_t = std::mem::zeroed();
+            libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut cur);
+            libc::sigismember(&cur, sig) == 1
+        }
+    }
+
+    /// The calling thread waits and checks; it alone calls the check, and its
+    /// signals stay deliverable throughout. Workers block every signal.
+    #[test]
+    fn parallel_map_checks_on_the_calling_thread_only() {
+        let me = std::thread::current().id();
+        assert!(!blocked(libc::SIGINT) && !blocked(libc::SIGALRM));
+        let mut calls = 0;
+        let mut check = || {
+            assert_eq!(std::thread::current().id(), me);
+            assert!(!blocked(libc::SIGINT) && !blocked(libc::SIGALRM));
+            calls += 1;
+            Ok(())
+        };
+        let jobs: Vec<u64> = (0..6).collect();
+        let out = parallel_map(
+            &jobs,
+            |_| {
+                std::thread::sleep(CHECK_EVERY * 2);
+                Ok((
+                    std::thread::current().id(),
+                    blocked(libc::SIGINT),
+                    blocked(libc::SIGTERM),
+                ))
+            },
+            &mut check,
+        )
+        .unwrap();
+        assert!(calls >= jobs.len(), "{calls} checks");
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        for r in out {
+            let (thread, int, term) = r.unwrap();
+            if cores > 1 {
+                assert!(thread != me && int && term);
+            } else {
+                assert!(thread == me && !int && !term);
+            }
+        }
+        assert!(!blocked(libc::SIGINT) && !blocked(libc::SIGALRM));
+    }
+
+    /// An error from the check stops the work: no new job starts, the ones under
+    /// way finish, and the error comes back.
+    #[test]
+    fn parallel_map_stops_at_a_failing_check() {
+        let started = std::sync::atomic::AtomicUsize::new(0);
+        let jobs: Vec<u32> = (0..40).collect();
+        let mut calls = 0;
+        let mut check = || {
+            calls += 1;
+            if calls > 1 {
+                Err(DedupError::invalid_input("cancelled"))
+            } else {
+                Ok(())
+            }
+        };
+        let t = std::time::Instant::now();
+        let r = parallel_map(
+            &jobs,
+            |_| {
+                started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                Ok(())
+            },
+            &mut check,
+        );
+        assert_eq!(r.unwrap_err().to_string(), "cancelled");
+        let started = started.into_inner();
+        assert!(started <= 2 * MAX_WORKERS, "{started} jobs started");
+        assert!(t.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    #[test]
+    fn train_checked_returns_the_checks_error() {
+        let data = synthetic(200, 5, 0.05);
+        for folds in [0, 5] {
+            let opts = TrainOptions {
+                folds,
+                ..TrainOptions::default()
+            };
+            let mut calls = 0;
+            let mut check = || {
+                calls += 1;
+                Ok(())
+            };
+            train_checked(&data, &opts, &mut check).unwrap();
+            assert!(calls >= 2, "folds {folds}: {calls} checks");
+            let mut stop = || Err(DedupError::invalid_input("cancelled"));
+            let e = train_checked(&data, &opts, &mut stop).unwrap_err();
+            assert_eq!(e.to_string(), "cancelled");
+        }
     }
 
     #[test]

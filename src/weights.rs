@@ -655,9 +655,11 @@ mod tests {
 
     #[test]
     fn accumulator_bytes_round_trip() {
-        let mut acc = StatsAccumulator::default();
-        acc.n_docs = 3;
-        acc.total_len = 17;
+        let mut acc = StatsAccumulator {
+            n_docs: 3,
+            total_len: 17,
+            ..StatsAccumulator::default()
+        };
         acc.terms.insert("книг".into(), TermStat { df: 2, cf: 5 });
         acc.terms.insert("run".into(), TermStat { df: 1, cf: 1 });
         let b = acc.to_bytes();

@@ -34,6 +34,11 @@ pub struct Info {
 /// pair it is in: the documents are visited in breadth-first order of the candidate
 /// graph, and a document leaves memory after the last pair that needs it (at 100k
 /// documents, reading both documents for every candidate row took minutes).
+///
+/// Interrupts (a cancel, `statement_timeout`): checked by the executor while the
+/// queries run, once per batch of candidate rows fetched, and while pairs are
+/// judged once per document whose pairs come next and every [`PAIRS_PER_CHECK`]
+/// pairs judged.
 fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap<String, Info>) {
     let cfg = table_config(tbl);
     let model: Option<Rc<Loaded>> = model.or(cfg.model.as_deref()).map(models::model);
@@ -81,6 +86,7 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
     let mut info: HashMap<String, Info> = HashMap::new();
     let mut i = 0;
     while i < work.len() {
+        pgrx::check_for_interrupts!();
         let lo = work[i].0;
         let mut j = i;
         while j < work.len() && work[j].0 == lo {
@@ -123,7 +129,10 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
                 }
             });
         }
-        for &(lo, hi, swapped) in &work[i..j] {
+        for (p, &(lo, hi, swapped)) in work[i..j].iter().enumerate() {
+            if p % PAIRS_PER_CHECK == PAIRS_PER_CHECK - 1 {
+                pgrx::check_for_interrupts!();
+            }
             let (Some(wl), Some(wh)) = (cache.get(&lo), cache.get(&hi)) else {
                 continue; // a row deleted or emptied meanwhile
             };
@@ -152,7 +161,13 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
     (rows, info)
 }
 
+/// Pairs judged between two checks for interrupts when one document has many
+/// candidates (a pair is a few microseconds).
+const PAIRS_PER_CHECK: usize = 1024;
+
 /// Candidate pairs `(a, b)` with a < b by key, as indices into the returned keys.
+/// Checks for interrupts once per batch of 10,000 rows fetched (the executor
+/// checks while it produces them).
 fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u32, u32)>) {
     // The LATERAL subquery holds only the signature match, so its one index path is
     // the GIN index; OFFSET 0 keeps it from being flattened into a join where
@@ -191,6 +206,7 @@ fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u
             .unwrap_or_else(|| "on".into());
         let mut cur = c.open_cursor(sql.as_str(), &[]);
         loop {
+            pgrx::check_for_interrupts!();
             let batch = cur.fetch(10_000).unwrap_or_else(|e| spi_err(e));
             if batch.is_empty() {
                 break;
@@ -250,6 +266,7 @@ fn bfs_rank(n: usize, edges: &[(u32, u32)]) -> Vec<u32> {
 }
 
 /// Every duplicate pair in an enabled table. Public as `dedup.pairs` (sql/ingest.sql).
+/// Can be cancelled while it finds and judges the pairs (see `judged_pairs`).
 #[pg_extern(stable, parallel_safe)]
 pub fn _pairs(
     tbl: pg_sys::Oid,
@@ -277,7 +294,8 @@ pub fn _pairs(
 }
 
 /// Connected groups of duplicates; the original is the earliest document, then the
-/// most authoritative. Public as `dedup.groups`.
+/// most authoritative. Public as `dedup.groups`. Can be cancelled while it finds
+/// and judges the pairs (see `judged_pairs`); the grouping after is near-linear.
 #[pg_extern(stable, parallel_safe)]
 pub fn _groups(
     tbl: pg_sys::Oid,
@@ -324,7 +342,9 @@ pub fn _groups(
 }
 
 /// Lande et al.'s symmetry and transitivity of the duplicate relation of a table.
-/// Public as `dedup.matrix_quality`.
+/// Public as `dedup.matrix_quality`. Can be cancelled while it finds and judges
+/// the pairs (see `judged_pairs`) and while it counts paths (cubic in the size of
+/// a dense group: `metrics::matrix_quality_checked`, about every millisecond).
 #[pg_extern(stable, parallel_safe)]
 pub fn _matrix_quality(
     tbl: pg_sys::Oid,
@@ -353,6 +373,7 @@ pub fn _matrix_quality(
             edges.push((b, a));
         }
     }
-    let q = crate::metrics::matrix_quality(&edges);
+    let q = crate::metrics::matrix_quality_checked(&edges, &mut crate::pg::interrupts())
+        .unwrap_or_else(|e| crate::pg::raise(e));
     TableIterator::once((q.pairs, q.symmetry, q.transitivity))
 }

@@ -386,9 +386,13 @@ fn collection_state_uncached(id: i32) -> (CollectionStats, Option<i64>) {
     collection_state_query(id)
 }
 
+/// N, total length and last recompute, as [`collection_state_both`] reads them.
+#[cfg(any(test, feature = "pg_test"))]
+pub type StateRead = (i64, i64, Option<i64>);
+
 /// Both reads of the collection row, direct and by query; for tests.
 #[cfg(any(test, feature = "pg_test"))]
-pub fn collection_state_both(id: i32) -> ((i64, i64, Option<i64>), (i64, i64, Option<i64>)) {
+pub fn collection_state_both(id: i32) -> (StateRead, StateRead) {
     let (a, at) = collection_state_uncached(id);
     let (b, bt) = collection_state_query(id);
     ((a.n_docs, a.total_len, at), (b.n_docs, b.total_len, bt))
@@ -1678,6 +1682,10 @@ const STEPS: i64 = 10;
 /// Rebuilds the statistics of `coll` from every registered table, in TID-range
 /// chunks so progress can be reported, through a temp table; then refreshes the
 /// derived per-row values. Returns the number of documents read.
+///
+/// Interrupts: the work is SQL run through SPI, during which the executor checks
+/// for them per row (the aggregate and `dedup.signature` are per-row calls of
+/// bounded cost); [`recompute_collection`] also checks before each chunk.
 #[pg_extern(volatile, parallel_unsafe)]
 pub fn _recompute(
     collection: Option<&str>,
@@ -1710,6 +1718,9 @@ pub fn _recompute(
     Some(recompute_collection(&coll))
 }
 
+/// The work of `dedup.recompute` (see [`_recompute`]); checks for interrupts
+/// before each TID-range chunk of each table, and [`refresh_derived`] before each
+/// chunk of signatures.
 pub fn recompute_collection(coll: &Collection) -> i64 {
     // The tables already hold this transaction's rows: its unwritten changes would
     // count them twice.
@@ -1770,6 +1781,7 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
         .unwrap_or(0);
         let step = (pages + STEPS - 1) / STEPS;
         for i in 0..STEPS {
+            pgrx::check_for_interrupts!();
             let lo = i * step.max(1);
             if i > 0 && lo >= pages {
                 break;
@@ -1871,6 +1883,7 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
     let step = ((pages + STEPS - 1) / STEPS).max(1);
     let mut done = 0i64;
     for i in 0..STEPS {
+        pgrx::check_for_interrupts!();
         let lo = i * step;
         let last = (i + 1) * step >= pages || i == STEPS - 1;
         let range = if last {

@@ -66,7 +66,9 @@ fn check_size(what: &str, s: &str) {
 }
 
 /// Builds the document model of a text. STABLE: it reads `dedup.min_word_length`
-/// and `dedup.max_document_bytes`. A NULL body gives NULL.
+/// and `dedup.max_document_bytes`. A NULL body gives NULL. Checks for interrupts
+/// every 4,096 words and between the stages of the analysis
+/// (`text::analyze_checked`).
 #[pg_extern(stable, parallel_safe)]
 fn to_document(
     body: Option<&str>,
@@ -82,15 +84,23 @@ fn to_document(
     }
     let opts = options(lang.unwrap_or("auto"));
     let published_at = published_at.map(pg_sys::TimestampTz::from);
-    let doc = text::analyze(body, title, published_at, source, &opts);
+    let doc = text::analyze_checked(
+        body,
+        title,
+        published_at,
+        source,
+        &opts,
+        &mut crate::pg::interrupts(),
+    )
+    .or_raise();
     Some(DocumentDatum::from_document(&doc))
 }
 
-/// The stems of a text, in text order.
+/// The stems of a text, in text order. Checks for interrupts every 4,096 words.
 #[pg_extern(stable, strict, parallel_safe)]
 fn tokens(body: &str, lang: default!(&str, "'auto'")) -> Vec<String> {
     check_size("body", body);
-    text::tokens(body, &options(lang))
+    text::tokens_checked(body, &options(lang), &mut crate::pg::interrupts()).or_raise()
 }
 
 /// Body terms with their frequencies, in term order.
@@ -144,8 +154,9 @@ fn summary(doc: DocumentDatum) -> JsonB {
 }
 
 /// The exact-duplicate key of a text: equal for texts that differ only in case,
-/// punctuation, whitespace or markup.
+/// punctuation, whitespace or markup. Checks for interrupts every 4,096 words.
 #[pg_extern(immutable, strict, parallel_safe)]
 fn fingerprint(body: &str) -> Uuid {
-    Uuid::from_bytes(text::fingerprint(body).to_be_bytes())
+    let fp = text::fingerprint_checked(body, &mut crate::pg::interrupts()).or_raise();
+    Uuid::from_bytes(fp.to_be_bytes())
 }

@@ -629,6 +629,9 @@ pub fn check(
     }
 }
 
+/// The trigger's analysis of a row's text (up to the collection's
+/// `max_document_bytes`, at most 1 GB): checks for interrupts every 4,096 words
+/// and between its stages (`text::analyze_checked`).
 fn analyze(
     cfg: &TableConfig,
     body: &str,
@@ -640,13 +643,15 @@ fn analyze(
         lang: cfg.coll.lang,
         min_word_length: cfg.coll.limits.min_word_length,
     };
-    text::analyze(
+    text::analyze_checked(
         body,
         title,
         ts.map(pg_sys::TimestampTz::from),
         source,
         &opts,
+        &mut crate::pg::interrupts(),
     )
+    .unwrap_or_else(|e| raise(e))
 }
 
 /// Whether a text is over its collection's `max_document_bytes` (see

@@ -75,6 +75,18 @@ impl<T> OrRaise<T> for Result<T, DedupError> {
     }
 }
 
+/// The backend's [`crate::interrupt::Check`]: PostgreSQL's `CHECK_FOR_INTERRUPTS`.
+/// A pending query cancel, `statement_timeout`, `lock_timeout` or termination is
+/// raised from inside it as the usual SQL error (57014, 57P01, …), unwinding
+/// through whatever pure code called it; it never returns `Err`. Only the
+/// backend's own thread may call it (never a worker thread of `svm::train`).
+pub fn interrupts() -> impl FnMut() -> crate::error::Result<()> {
+    || {
+        pgrx::check_for_interrupts!();
+        Ok(())
+    }
+}
+
 /// An SPI failure that no user input should cause. Raised as XX000.
 pub fn spi_err(e: pgrx::spi::Error) -> ! {
     raise_with(

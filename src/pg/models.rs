@@ -327,6 +327,9 @@ const TRAIN_COLUMNS: &str =
 
 /// Rows of a user query returning [`TRAIN_COLUMNS`].
 /// Rows with a NULL document are skipped; a NULL label counts false.
+///
+/// Interrupts: the executor checks for them while it runs the query; the copy of
+/// its rows checks once per row.
 fn labelled_pairs(query: &str) -> Vec<(DocumentDatum, DocumentDatum, bool, bool)> {
     Spi::connect(|c| {
         let t = c.select(query, None, &[]).unwrap_or_else(|e| spi_err(e));
@@ -337,6 +340,7 @@ fn labelled_pairs(query: &str) -> Vec<(DocumentDatum, DocumentDatum, bool, bool)
         }
         let mut out = Vec::new();
         for r in t {
+            pgrx::check_for_interrupts!();
             let a = r
                 .get::<DocumentDatum>(1)
                 .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e));
@@ -358,12 +362,16 @@ fn labelled_pairs(query: &str) -> Vec<(DocumentDatum, DocumentDatum, bool, bool)
     })
 }
 
+/// The two examples, ρ(a,b) and ρ(b,a), of each labelled pair. Checks for
+/// interrupts once per pair (each is two decodes, maybe a statistics query, and
+/// two comparisons).
 fn examples(
     coll: &Collection,
     pairs: Vec<(DocumentDatum, DocumentDatum, bool, bool)>,
 ) -> Vec<Example> {
     let mut ex = Vec::with_capacity(pairs.len() * 2);
     for (a, b, ab, ba) in pairs {
+        pgrx::check_for_interrupts!();
         let (a, b) = weigh_pair(&a, &b, coll);
         let (xab, xba) = both_ways(&a, &b);
         ex.push(Example {
@@ -392,6 +400,14 @@ fn metrics_json(m: &svm::CvMetrics) -> serde_json::Value {
 
 /// Trains (or retrains) a named model on labelled pairs and stores it.
 /// `pairs` is a query returning `(a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)`.
+///
+/// Interrupts (a cancel, `statement_timeout`): checked while the pairs query runs
+/// and once per row read, once per pair weighed, and, while the SVM trains, every
+/// 50 ms by this backend thread as it waits for the fits on worker threads (see
+/// `svm::train_checked`). A fit under way is one linfa call that cannot be
+/// stopped: a cancel takes effect when the fits under way end, at most the time
+/// of one fit of [`svm::MAX_TRAIN_PAIRS`] pairs (about 10 s on the 2-core dev
+/// box). More pairs than that are refused before any is weighed.
 #[pg_extern(volatile, parallel_unsafe)]
 fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonB, "'{}'")) -> JsonB {
     if model.is_empty() {
@@ -409,8 +425,19 @@ fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonB, "'
         )));
     }
     let n_pairs = pairs.len();
+    if n_pairs > svm::MAX_TRAIN_PAIRS {
+        raise(DedupError::TooLarge {
+            msg: format!(
+                "training accepts at most {} labelled pairs, got {n_pairs}",
+                svm::MAX_TRAIN_PAIRS
+            ),
+            hint: Some(
+                "the SVM solver keeps an n×n kernel matrix in memory; train on a sample".into(),
+            ),
+        });
+    }
     let ex = examples(&coll, pairs);
-    let report = svm::train(&ex, &opts).or_raise();
+    let report = svm::train_checked(&ex, &opts, &mut crate::pg::interrupts()).or_raise();
     let features: Vec<String> = report
         .model
         .features
@@ -493,6 +520,9 @@ fn store(
 
 /// Confusion counts and quality of a model on labelled pairs (both directions count).
 /// Public as `dedup.evaluate` (sql/models.sql), whose column is named `fn`.
+///
+/// Interrupts: checked while the pairs query runs and once per row read, once
+/// per pair weighed, and once per example classified.
 #[pg_extern(stable, strict, parallel_safe)]
 pub fn _evaluate(
     model: &str,
@@ -512,6 +542,7 @@ pub fn _evaluate(
     let m = self::model(model);
     let mut c = crate::metrics::Confusion::default();
     for e in examples(&m.collection, labelled_pairs(pairs)) {
+        pgrx::check_for_interrupts!();
         c.add(m.model.predict(&e.x), e.y);
     }
     TableIterator::once((c.tp, c.fp, c.fn_, c.tn, c.precision(), c.recall(), c.f1()))
@@ -610,12 +641,14 @@ fn import_model(model: JsonB) -> String {
 /// Estimates each source's authority as its share of originals among labelled
 /// pairs where exactly one side duplicates the other, and stores it in
 /// `dedup.sources`. Sources seen only in mutual or distinct pairs are left alone.
-/// Returns the number of sources written.
+/// Returns the number of sources written. Interrupts: checked while the pairs
+/// query runs, once per row read and once per pair counted.
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn learn_authority(collection: &str, pairs: &str) -> i64 {
     let coll = collections::load(collection);
     let mut counts: HashMap<String, (i64, i64)> = HashMap::new();
     for (a, b, ab, ba) in labelled_pairs(pairs) {
+        pgrx::check_for_interrupts!();
         let (a, b) = (a.decode(), b.decode());
         let (orig, dup) = match (ab, ba) {
             (true, false) => (b.source, a.source),

@@ -394,6 +394,8 @@ fn staleness(collection: &str) -> f64 {
 
 /// Candidate-filter quality on labelled pairs (Andreev et al., Table 1). `pairs` is a
 /// query returning `(a dedup.document, b dedup.document, collection text, label boolean)`.
+/// Interrupts: checked by the executor while the query runs, then once per row
+/// decoded and once per pair whose signatures are built.
 #[pg_extern(stable, strict, parallel_safe)]
 fn filter_quality(
     pairs: &str,
@@ -418,6 +420,7 @@ fn filter_quality(
         }
         t.into_iter()
             .filter_map(|r| {
+                pgrx::check_for_interrupts!();
                 let a = r.get::<DocumentDatum>(1).unwrap_or_else(|e| {
                     query_err(
                         "(a dedup.document, b dedup.document, collection text, label boolean)",
@@ -444,6 +447,7 @@ fn filter_quality(
     let mut q = crate::metrics::FilterQuality::default();
     let mut loaded: Option<(Collection, SignatureOptions)> = None;
     for (a, b, coll, label) in rows {
+        pgrx::check_for_interrupts!();
         if loaded.as_ref().is_none_or(|(c, _)| c.name != coll) {
             let c = collections::load(&coll);
             let o = options_of(&c);

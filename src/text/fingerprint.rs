@@ -6,33 +6,50 @@
 //! The hash is xxh3-128 of the words joined by single spaces, fed in streaming
 //! form so no joined copy of the text is built.
 
+use std::ops::ControlFlow;
+
 use xxhash_rust::xxh3::Xxh3Default;
 
 use super::words::normalize_into;
 use super::wordsplit::for_each_word;
+use crate::interrupt::Pacer;
 
 /// Fingerprint of already visible text (markup removed). A text without words
 /// has fingerprint 0, so an empty body gives an all-default document.
 pub(crate) fn of_visible(text: &str) -> u128 {
+    use crate::interrupt::{finished, unstoppable};
+    finished(of_visible_checked(
+        text,
+        &mut Pacer::new(&mut unstoppable(), u64::MAX),
+    ))
+}
+
+/// [`of_visible`], ticking `pacer` once per word; stops at its first error.
+pub(crate) fn of_visible_checked<E>(text: &str, pacer: &mut Pacer<'_, '_, E>) -> Result<u128, E> {
     let mut h = Xxh3Default::new();
     let mut word = String::new();
     let mut any = false;
-    for_each_word(text, |w| {
+    let mut stopped = None;
+    let _ = for_each_word(text, |w| {
+        if let Err(e) = pacer.tick(1) {
+            stopped = Some(e);
+            return ControlFlow::Break(());
+        }
         normalize_into(w, &mut word);
         if word.is_empty() {
-            return;
+            return ControlFlow::Continue(());
         }
         if any {
             h.update(b" ");
         }
         any = true;
         h.update(word.as_bytes());
+        ControlFlow::Continue(())
     });
-    if any {
-        h.digest128()
-    } else {
-        0
+    if let Some(e) = stopped {
+        return Err(e);
     }
+    Ok(if any { h.digest128() } else { 0 })
 }
 
 #[cfg(test)]

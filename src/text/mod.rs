@@ -7,6 +7,15 @@
 //! read the same visible text. Every public function here applies the same markup
 //! removal first, so `tokens(body)`, `numbers(body)` and `fingerprint(body)` agree
 //! with what `analyze(body, …)` stores. Nothing here panics, whatever the input.
+//!
+//! [`analyze`], [`tokens`] and [`fingerprint`] have `_checked` forms that call a
+//! cancellation check ([`crate::interrupt`]) as they go: after markup removal,
+//! every [`WORDS_PER_CHECK`] words (and sentences) while they segment and stem,
+//! and between the later stages. What runs between two calls is at most one pass
+//! of markup removal or of the number scan over the whole text (each above
+//! 500 MB/s in a release build), the word split of one run of text without
+//! whitespace, or the sort of the distinct terms; all bounded by the size limit of
+//! the caller (`dedup.max_document_bytes`, at most 1 GB).
 
 mod fingerprint;
 mod html;
@@ -18,11 +27,13 @@ mod words;
 mod wordsplit;
 
 use std::borrow::Cow;
+use std::ops::ControlFlow;
 
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::document::{Document, Segment, Term, TermFreq};
 use crate::error::{DedupError, Result};
+use crate::interrupt::{finished, unstoppable, Check, Pacer};
 use words::{Outcome, Stems};
 use xxhash_rust::xxh3::Xxh3Default;
 
@@ -102,22 +113,47 @@ fn visible(input: &str) -> Visible<'_> {
     }
 }
 
+/// Words (and sentences) between two calls of the check of a `_checked`
+/// function: about 30 kB of prose, under a millisecond.
+pub const WORDS_PER_CHECK: u64 = 4096;
+
 /// Calls `on` with every word token of `text`, then `SentenceEnd` after each
 /// sentence and `ParagraphEnd` after each paragraph (a segment may hold no kept
-/// token; the caller drops those).
-fn walk<'t>(text: &'t str, stems: &mut Stems<'t>, mut on: impl FnMut(&Stems<'t>, Event)) {
+/// token; the caller drops those). Ticks `pacer` once per word and per sentence,
+/// and stops at its first error.
+fn walk<'t, E>(
+    text: &'t str,
+    stems: &mut Stems<'t>,
+    pacer: &mut Pacer<'_, '_, E>,
+    mut on: impl FnMut(&Stems<'t>, Event),
+) -> std::result::Result<(), E> {
+    let mut stopped = None;
+    let mut tick = |pacer: &mut Pacer<'_, '_, E>| match pacer.tick(1) {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(e) => {
+            stopped = Some(e);
+            ControlFlow::Break(())
+        }
+    };
     // Splitting each sentence yields the same tokens as splitting the whole text
     // (see `wordsplit`), which keeps `analyze`'s fingerprint equal to `fingerprint`.
-    segment::for_each_paragraph(text, |p| {
+    let _ = segment::for_each_paragraph(text, |p| {
         segment::for_each_sentence(p, |s| {
             wordsplit::for_each_word(s, |w| {
                 let t = stems.token(w);
                 on(stems, Event::Token(t));
-            });
+                tick(pacer)
+            })?;
             on(stems, Event::SentenceEnd);
-        });
+            tick(pacer)
+        })?;
         on(stems, Event::ParagraphEnd);
+        ControlFlow::Continue(())
     });
+    match stopped {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -133,19 +169,31 @@ enum Event {
 /// [`crate::document::MAX_TERM_BYTES`] bytes dropped. Equals the multiset of
 /// `analyze(text, …).terms`.
 pub fn tokens(text: &str, opts: &AnalyzeOptions) -> Vec<String> {
+    finished(tokens_checked(text, opts, &mut unstoppable()))
+}
+
+/// [`tokens`], calling `check` as the module doc says; stops at its first error.
+pub fn tokens_checked<E>(
+    text: &str,
+    opts: &AnalyzeOptions,
+    check: &mut Check<'_, E>,
+) -> std::result::Result<Vec<String>, E> {
+    let mut pacer = Pacer::new(check, WORDS_PER_CHECK);
     let vis = visible(text);
+    pacer.now()?;
     let mut stems = Stems::new(opts);
     let mut ids = Vec::new();
-    walk(&vis.text, &mut stems, |_, e| {
+    walk(&vis.text, &mut stems, &mut pacer, |_, e| {
         if let Event::Token(t) = e {
             if let Outcome::Kept(id) = t.outcome {
                 ids.push(id);
             }
         }
-    });
-    ids.iter()
+    })?;
+    Ok(ids
+        .iter()
         .filter_map(|&id| stems.stems.get(id as usize).map(|s| s.to_string()))
-        .collect()
+        .collect())
 }
 
 /// 128-bit hash of the normalised word sequence of `text`: markup, case,
@@ -153,6 +201,18 @@ pub fn tokens(text: &str, opts: &AnalyzeOptions) -> Vec<String> {
 /// and numbers are kept. 0 for a text without words.
 pub fn fingerprint(text: &str) -> u128 {
     fingerprint::of_visible(&visible(text).text)
+}
+
+/// [`fingerprint`], calling `check` as the module doc says; stops at its first
+/// error.
+pub fn fingerprint_checked<E>(
+    text: &str,
+    check: &mut Check<'_, E>,
+) -> std::result::Result<u128, E> {
+    let mut pacer = Pacer::new(check, WORDS_PER_CHECK);
+    let vis = visible(text);
+    pacer.now()?;
+    fingerprint::of_visible_checked(&vis.text, &mut pacer)
 }
 
 /// Numbers of `text` (after markup removal), normalised, in text order; see
@@ -185,11 +245,16 @@ fn term_table(stems: &[Term], counts: &[u32]) -> (Vec<TermFreq>, Vec<u32>) {
 }
 
 /// Title terms: the title's stems, counted.
-fn title_terms(title: &str, opts: &AnalyzeOptions) -> Vec<TermFreq> {
+fn title_terms<E>(
+    title: &str,
+    opts: &AnalyzeOptions,
+    pacer: &mut Pacer<'_, '_, E>,
+) -> std::result::Result<Vec<TermFreq>, E> {
     let vis = visible(title);
+    pacer.now()?;
     let mut stems = Stems::new(opts);
     let mut counts: Vec<u32> = Vec::new();
-    walk(&vis.text, &mut stems, |_, e| {
+    walk(&vis.text, &mut stems, pacer, |_, e| {
         if let Event::Token(words::Token {
             outcome: Outcome::Kept(id),
             ..
@@ -201,8 +266,8 @@ fn title_terms(title: &str, opts: &AnalyzeOptions) -> Vec<TermFreq> {
             }
             counts[id] = counts[id].saturating_add(1);
         }
-    });
-    term_table(&stems.stems, &counts).0
+    })?;
+    Ok(term_table(&stems.stems, &counts).0)
 }
 
 /// Builds the full document model of a body and an optional title.
@@ -213,7 +278,28 @@ pub fn analyze(
     source: Option<&str>,
     opts: &AnalyzeOptions,
 ) -> Document {
+    finished(analyze_checked(
+        body,
+        title,
+        published_at,
+        source,
+        opts,
+        &mut unstoppable(),
+    ))
+}
+
+/// [`analyze`], calling `check` as the module doc says; stops at its first error.
+pub fn analyze_checked<E>(
+    body: &str,
+    title: Option<&str>,
+    published_at: Option<i64>,
+    source: Option<&str>,
+    opts: &AnalyzeOptions,
+    check: &mut Check<'_, E>,
+) -> std::result::Result<Document, E> {
+    let mut pacer = Pacer::new(check, WORDS_PER_CHECK);
     let vis = visible(body);
+    pacer.now()?;
     let text: &str = &vis.text;
 
     let mut stems = Stems::for_text(opts, text.len());
@@ -227,7 +313,7 @@ pub fn analyze(
     // The fingerprint, hashed as the words go by (see `fingerprint::of_visible`).
     let mut fp = Xxh3Default::new();
     let mut fp_any = false;
-    walk(text, &mut stems, |st, e| match e {
+    walk(text, &mut stems, &mut pacer, |st, e| match e {
         Event::Token(t) => {
             let norm = st.norm(t);
             if !norm.is_empty() {
@@ -278,7 +364,8 @@ pub fn analyze(
                 p_key.clear();
             }
         }
-    });
+    })?;
+    pacer.now()?;
 
     let (terms, remap) = term_table(&stems.stems, &counts);
     for seg in sentences.iter_mut().chain(paragraphs.iter_mut()) {
@@ -286,12 +373,18 @@ pub fn analyze(
             *t = remap.get(*t as usize).copied().unwrap_or(0);
         }
     }
+    pacer.now()?;
     let mut nums = Vec::new();
     numbers::scan(text, &mut nums);
+    pacer.now()?;
+    let title_terms = match title {
+        Some(t) => title_terms(t, opts, &mut pacer)?,
+        None => Vec::new(),
+    };
 
-    Document {
+    Ok(Document {
         terms,
-        title_terms: title.map(|t| title_terms(t, opts)).unwrap_or_default(),
+        title_terms,
         numbers: nums,
         sentences,
         paragraphs,
@@ -301,7 +394,7 @@ pub fn analyze(
         source: source.map(str::to_owned),
         words,
         fingerprint: if fp_any { fp.digest128() } else { 0 },
-    }
+    })
 }
 
 #[cfg(test)]

@@ -9,6 +9,8 @@
 //! or a listed abbreviation; decimals never split because the dot is not followed by
 //! whitespace.
 
+use std::ops::ControlFlow;
+
 /// Abbreviations (lower-case, without the final dot) after which a `.` does not end
 /// a sentence.
 const ABBREVIATIONS: &[&str] = &[
@@ -25,8 +27,12 @@ const ABBREVIATIONS: &[&str] = &[
 /// longer look-behind would only cost time.
 const MAX_ABBREVIATION_CHARS: usize = 16;
 
-/// Calls `f` with each paragraph of `text` (never empty or blank), in order.
-pub(crate) fn for_each_paragraph<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
+/// Calls `f` with each paragraph of `text` (never empty or blank), in order,
+/// until it breaks.
+pub(crate) fn for_each_paragraph<'t>(
+    text: &'t str,
+    mut f: impl FnMut(&'t str) -> ControlFlow<()>,
+) -> ControlFlow<()> {
     let mut start: Option<usize> = None;
     let mut end = 0;
     let mut pos = 0;
@@ -35,7 +41,7 @@ pub(crate) fn for_each_paragraph<'t>(text: &'t str, mut f: impl FnMut(&'t str)) 
         pos += line.len();
         if line.trim().is_empty() {
             if let Some(s) = start.take() {
-                f(&text[s..end]);
+                f(&text[s..end])?;
             }
         } else {
             start.get_or_insert(line_start);
@@ -43,8 +49,9 @@ pub(crate) fn for_each_paragraph<'t>(text: &'t str, mut f: impl FnMut(&'t str)) 
         }
     }
     if let Some(s) = start {
-        f(&text[s..end]);
+        f(&text[s..end])?;
     }
+    ControlFlow::Continue(())
 }
 
 fn is_terminator(c: char) -> bool {
@@ -62,18 +69,24 @@ fn is_opener(c: char) -> bool {
         || matches!(c, '"' | '\'' | '«' | '“' | '„' | '-' | '–' | '—')
 }
 
-/// Calls `f` with each sentence of `paragraph` (never blank), in order.
-pub(crate) fn for_each_sentence<'t>(paragraph: &'t str, mut f: impl FnMut(&'t str)) {
+/// Calls `f` with each sentence of `paragraph` (never blank), in order, until
+/// it breaks.
+pub(crate) fn for_each_sentence<'t>(
+    paragraph: &'t str,
+    mut f: impl FnMut(&'t str) -> ControlFlow<()>,
+) -> ControlFlow<()> {
     let mut emit = |s: &'t str| {
-        if !s.trim().is_empty() {
-            f(s);
+        if s.trim().is_empty() {
+            ControlFlow::Continue(())
+        } else {
+            f(s)
         }
     };
     let mut start = 0;
     let mut it = paragraph.char_indices().peekable();
     while let Some((i, c)) = it.next() {
         if c == '\n' {
-            emit(&paragraph[start..i]);
+            emit(&paragraph[start..i])?;
             start = i + 1;
             continue;
         }
@@ -106,11 +119,11 @@ pub(crate) fn for_each_sentence<'t>(paragraph: &'t str, mut f: impl FnMut(&'t st
             Some(_) => false,
         };
         if boundary && !(single_dot && dot_is_not_a_stop(paragraph, i)) {
-            emit(&paragraph[start..end]);
+            emit(&paragraph[start..end])?;
             start = end;
         }
     }
-    emit(&paragraph[start..]);
+    emit(&paragraph[start..])
 }
 
 /// Does the `.` at byte `dot` close an initial, an acronym or an abbreviation?
@@ -154,14 +167,39 @@ mod tests {
 
     fn sentences(s: &str) -> Vec<String> {
         let mut v = Vec::new();
-        for_each_sentence(s, |x| v.push(x.trim().to_string()));
+        let _ = for_each_sentence(s, |x| {
+            v.push(x.trim().to_string());
+            ControlFlow::Continue(())
+        });
         v
     }
 
     fn paragraphs(s: &str) -> Vec<String> {
         let mut v = Vec::new();
-        for_each_paragraph(s, |x| v.push(x.to_string()));
+        let _ = for_each_paragraph(s, |x| {
+            v.push(x.to_string());
+            ControlFlow::Continue(())
+        });
         v
+    }
+
+    #[test]
+    fn break_stops() {
+        let mut n = 0;
+        let r = for_each_paragraph("a\n\nb\n\nc", |_| {
+            n += 1;
+            ControlFlow::Break(())
+        });
+        assert_eq!((r, n), (ControlFlow::Break(()), 1));
+        let r = for_each_sentence("One. Two. Three.", |_| {
+            n += 1;
+            if n == 3 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        assert_eq!((r, n), (ControlFlow::Break(()), 3));
     }
 
     #[test]

@@ -437,3 +437,97 @@ fn bench_analyze_throughput() {
         html.len() as f64 / t.elapsed().as_secs_f64() / 1e6
     );
 }
+
+/// The `_checked` forms give what the plain ones give, call their check about once
+/// per `WORDS_PER_CHECK` words, and stop at the first error without calling it
+/// again.
+#[test]
+fn checked_forms_call_their_check_and_stop_at_its_error() {
+    use crate::error::DedupError;
+    let text = sample_text(400_000);
+    let html = format!("<p>{}</p>", text.replace("\n\n", "</p><p>"));
+    let o = opts(Lang::Auto, 2);
+    for body in [&text, &html] {
+        let words = analyze(body, None, None, None, &o).length();
+        let mut calls = 0u64;
+        let mut count = || {
+            calls += 1;
+            Ok::<(), DedupError>(())
+        };
+        let d = analyze_checked(
+            body,
+            Some(&text[..5000]),
+            Some(7),
+            Some("s"),
+            &o,
+            &mut count,
+        );
+        assert_eq!(
+            d.unwrap(),
+            analyze(body, Some(&text[..5000]), Some(7), Some("s"), &o)
+        );
+        assert!(
+            calls > words / WORDS_PER_CHECK,
+            "{calls} calls, {words} words"
+        );
+        let mut calls = 0u64;
+        let mut count = || {
+            calls += 1;
+            Ok::<(), DedupError>(())
+        };
+        assert_eq!(
+            tokens_checked(body, &o, &mut count).unwrap(),
+            tokens(body, &o)
+        );
+        assert!(calls > words / WORDS_PER_CHECK);
+        let mut calls = 0u64;
+        let mut count = || {
+            calls += 1;
+            Ok::<(), DedupError>(())
+        };
+        assert_eq!(
+            fingerprint_checked(body, &mut count).unwrap(),
+            fingerprint(body)
+        );
+        assert!(calls > words / WORDS_PER_CHECK);
+
+        // An error at the n-th call is returned, and the check is not called again.
+        for n in [1u64, 2, 5] {
+            let mut calls = 0u64;
+            let mut stop_at_n = || {
+                calls += 1;
+                assert!(calls <= n, "called after it failed");
+                if calls == n {
+                    Err(DedupError::invalid_input("cancelled"))
+                } else {
+                    Ok(())
+                }
+            };
+            let e = analyze_checked(body, None, None, None, &o, &mut stop_at_n).unwrap_err();
+            assert_eq!(e.to_string(), "cancelled");
+            assert_eq!(calls, n);
+            let mut calls = 0u64;
+            let mut stop_at_n = || {
+                calls += 1;
+                assert!(calls <= n, "called after it failed");
+                if calls == n {
+                    Err("cancelled")
+                } else {
+                    Ok(())
+                }
+            };
+            assert_eq!(tokens_checked(body, &o, &mut stop_at_n), Err("cancelled"));
+            let mut calls = 0u64;
+            let mut stop_at_n = || {
+                calls += 1;
+                assert!(calls <= n, "called after it failed");
+                if calls == n {
+                    Err("cancelled")
+                } else {
+                    Ok(())
+                }
+            };
+            assert_eq!(fingerprint_checked(body, &mut stop_at_n), Err("cancelled"));
+        }
+    }
+}

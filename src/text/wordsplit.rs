@@ -18,6 +18,7 @@
 //! fall at whitespace, splitting a text gives the same tokens as splitting each of
 //! its sentences in turn.
 
+use std::ops::ControlFlow;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Word-break classes of the fast alphabet.
@@ -91,14 +92,17 @@ fn class_rare(c: char) -> Option<Wb> {
 }
 
 /// Calls `f` with each word token of `text` (segments holding a letter or digit),
-/// in order.
-pub(crate) fn for_each_word<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
+/// in order, until it breaks.
+pub(crate) fn for_each_word<'t>(
+    text: &'t str,
+    mut f: impl FnMut(&'t str) -> ControlFlow<()>,
+) -> ControlFlow<()> {
     let mut start = 0;
     let mut fast = true;
     for (i, c) in text.char_indices() {
         if c.is_whitespace() {
             if i > start {
-                chunk_words(&text[start..i], fast, &mut f);
+                chunk_words(&text[start..i], fast, &mut f)?;
             }
             start = i + c.len_utf8();
             fast = true;
@@ -107,15 +111,20 @@ pub(crate) fn for_each_word<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
         }
     }
     if start < text.len() {
-        chunk_words(&text[start..], fast, &mut f);
+        chunk_words(&text[start..], fast, &mut f)?;
     }
+    ControlFlow::Continue(())
 }
 
-fn chunk_words<'t>(chunk: &'t str, fast: bool, f: &mut impl FnMut(&'t str)) {
+fn chunk_words<'t>(
+    chunk: &'t str,
+    fast: bool,
+    f: &mut impl FnMut(&'t str) -> ControlFlow<()>,
+) -> ControlFlow<()> {
     if fast {
-        split_fast(chunk, f);
+        split_fast(chunk, f)
     } else {
-        chunk.unicode_words().for_each(f);
+        chunk.unicode_words().try_for_each(f)
     }
 }
 
@@ -125,14 +134,19 @@ fn word_like(c: Wb) -> bool {
 
 /// UAX #29 on a chunk of the fast alphabet (no Extend/Format chars, no
 /// whitespace, no Hebrew or Katakana), so WB5–WB13b are the only rules that join.
-fn split_fast<'t>(chunk: &'t str, f: &mut impl FnMut(&'t str)) {
+fn split_fast<'t>(
+    chunk: &'t str,
+    f: &mut impl FnMut(&'t str) -> ControlFlow<()>,
+) -> ControlFlow<()> {
     let mut start: Option<usize> = None;
     let mut prev = Wb::Other;
     let mut has_alnum = false;
     let mut it = chunk.char_indices().peekable();
     let mut emit = |s: usize, e: usize, alnum: bool| {
         if alnum {
-            f(&chunk[s..e]);
+            f(&chunk[s..e])
+        } else {
+            ControlFlow::Continue(())
         }
     };
     while let Some((i, c)) = it.next() {
@@ -155,15 +169,16 @@ fn split_fast<'t>(chunk: &'t str, f: &mut impl FnMut(&'t str)) {
                 _ => false,
             };
             if !joins {
-                emit(s, i, has_alnum);
+                emit(s, i, has_alnum)?;
                 start = None;
             }
         }
         prev = cls;
     }
     if let Some(s) = start {
-        emit(s, chunk.len(), has_alnum);
+        emit(s, chunk.len(), has_alnum)?;
     }
+    ControlFlow::Continue(())
 }
 
 #[cfg(test)]
@@ -172,7 +187,10 @@ mod tests {
 
     fn words(s: &str) -> Vec<&str> {
         let mut v = Vec::new();
-        for_each_word(s, |w| v.push(w));
+        let _ = for_each_word(s, |w| {
+            v.push(w);
+            ControlFlow::Continue(())
+        });
         v
     }
 
@@ -188,6 +206,24 @@ mod tests {
         );
         assert_eq!(words("東京 🙂 λόγος m²"), ["東", "京", "λόγος", "m", "²"]);
         assert_eq!(words(""), Vec::<&str>::new());
+    }
+
+    /// A break stops the split, on the fast path and off it.
+    #[test]
+    fn break_stops() {
+        for s in ["one two,three four", "東京 λόγος 🙂 m² x"] {
+            let mut v = Vec::new();
+            let r = for_each_word(s, |w| {
+                v.push(w);
+                if v.len() == 2 {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            });
+            assert_eq!(r, ControlFlow::Break(()));
+            assert_eq!(v, words(s)[..2]);
+        }
     }
 
     /// The fast path must agree with `unicode_words` wherever it is taken.
