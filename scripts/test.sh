@@ -25,7 +25,7 @@ if [[ $what == all || $what == lint ]]; then
   echo "== lint (cargo fmt --check, cargo clippy -D warnings)"
   if cargo fmt --version >/dev/null 2>&1 && cargo clippy --version >/dev/null 2>&1; then
     cargo fmt --all -- --check
-    cargo clippy --lib -- -D warnings
+    cargo clippy --all-targets -- -D warnings
   else
     echo "lint skipped: rustfmt or clippy is not installed with this toolchain"
   fi

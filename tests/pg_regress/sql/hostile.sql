@@ -68,3 +68,8 @@ RESET enable_seqscan;
 RESET enable_bitmapscan;
 RESET dedup.min_shared_keys;
 RESET dedup.similarity_threshold;
+
+-- Long work can be cancelled: statement_timeout stops the analysis of a large text.
+SET statement_timeout = '100ms';
+SELECT err($$SELECT dedup.to_document(repeat('слово другое ', 350000))$$);
+RESET statement_timeout;
