@@ -13,6 +13,9 @@ pub mod document;
 pub mod error;
 pub mod features;
 #[doc(hidden)]
+// The fuzz targets' property checks (they assert): built for tests and for fuzz/
+// (feature `fuzz`), never into the extension.
+#[cfg(any(test, feature = "fuzz"))]
 pub mod fuzz_checks;
 pub mod interrupt;
 pub mod limits;
