@@ -93,7 +93,9 @@ thread_local! {
 /// it is not enabled (not cached: that is an error or a trigger left behind).
 pub fn enabled_table(tbl: pg_sys::Oid) -> Option<Rc<TableConfig>> {
     config_cache::get_or(&CONFIGS, tbl.to_u32(), || {
-        let cfg = read_table_config(tbl)?;
+        // Read with the owner's rights (the writer needs none on the extension's
+        // tables); a cached configuration costs no switch.
+        let cfg = as_owner(|| read_table_config(tbl))?;
         config_cache::watch(tbl);
         Some(cfg)
     })

@@ -59,6 +59,12 @@ SELECT dedup.set_collection_options('news', '{"max_document_bytes": null}');
 SELECT * FROM dedup.collection_limits('news');
 SELECT err($$SELECT dedup.set_collection_options('news', '{"signature_scheme": "topwords"}')$$);
 SELECT err($$SELECT dedup.set_collection_options('news', '{"min_shared_keys": 0}')$$);
+SELECT err($$SELECT dedup.set_collection_options('news', '[]')$$);
+SELECT err($$SELECT dedup.set_collection_options('nope', '{}')$$);
+SELECT dedup.set_collection_options('news', '{}') AS unchanged, dedup.set_collection_options(NULL, '{}') AS null_name,
+       dedup.set_collection_options('news', NULL) AS null_options;
+SELECT count(*) AS null_limits FROM dedup.collection_limits(NULL);
+SELECT err($$SELECT * FROM dedup.collection_limits('')$$);
 SELECT dedup_doc IS NULL AS unchecked FROM news WHERE title = 'Длинный';
 
 -- UPDATE of a text column re-checks the row; DELETE keeps the statistics right.

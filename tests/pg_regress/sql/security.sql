@@ -28,6 +28,15 @@ INSERT INTO sec_mark (body) VALUES ('В Москве ожидается снег
 SELECT id, duplicate_of, dedup_verdict FROM sec_mark ORDER BY id;
 UPDATE sec_mark SET body = 'Футбольный клуб Спартак выиграл у Зенита со счетом 2:1.' WHERE id = 3;
 DELETE FROM sec_mark WHERE id = 2;
+-- A bulk INSERT ... SELECT and a COPY by the writer, each one transaction.
+INSERT INTO sec_mark (body)
+SELECT 'Сводка номер ' || i || ': в районе ' || (i % 7) || ' открыли объект ' || (i * 13) || '.' FROM generate_series(1, 200) AS i;
+COPY sec_mark (body) FROM STDIN;
+Сводка номер 1: в районе 1 открыли объект 13.
+Совсем новый текст о погоде в Казани и снегопаде.
+\.
+SELECT count(*) AS bulk_rows, count(duplicate_of) AS marked FROM sec_mark WHERE id > 3;
+DELETE FROM sec_mark WHERE id > 3;
 -- 'skip': the copy is kept out and recorded, with no rights on dedup.rejected.
 INSERT INTO sec_skip (body) VALUES ('Новый мост через реку открыли в Казани после трех лет строительства.');
 INSERT INTO sec_skip (body) VALUES ('Новый мост через реку открыли в Казани после трех лет строительства.');
