@@ -17,10 +17,17 @@
 //! | 8 | `time` | `a.published_at − b.published_at` in seconds (§5.6) |
 //! | 9 | `authority_a` | authority of a's source (§5.7) |
 //! | 10 | `authority_b` | authority of b's source |
+//! | 11 | `missing` | share of a's squared body weight on terms b lacks ([`crate::coverage`]) |
+//! | 12 | `unique_peak` | a's heaviest term that b lacks, against a's heaviest term |
+//! | 13 | `lead_missing` | `missing` over the terms of a's first sentence |
+//! | 14 | `numbers_conflict` | `1 − |Na ∩ Nb| / min(|Na|, |Nb|)` when both have numbers, else 0 |
+//! | 15 | `length_ratio` | `ln((1 + distinct terms of a) / (1 + distinct terms of b))` |
+//! | 16 | `time_gap` | `ln(1 + |a.published_at − b.published_at| / 60 s)`, 0 when either is unknown |
 //!
 //! ρ is asymmetric on purpose (inclusions, differences, the authority order), so that
 //! the classifier run on ρ(a,b) and ρ(b,a) can tell which of the two is the copy
-//! (§6.1). Features 0–5 are distances in `[0, 1]` that are 0 for identical documents.
+//! (§6.1). Features 11–15 were added to the paper's: they see what one side has that
+//! the other lacks (see [`crate::coverage`]). Features 0–5 are distances in `[0, 1]` that are 0 for identical documents.
 //! Every value is finite: NaN becomes 0 and magnitudes are clamped to
 //! [`FEATURE_LIMIT`].
 //!
@@ -32,10 +39,11 @@
 //! a branch-free merge step (3.3 µs for text) and precomputed 8-byte term prefixes
 //! (5.2 µs).
 
+use crate::coverage;
 use crate::document::{Document, Segment, Skim, TermFreq};
 
 /// Names of the features, in the order [`compare`] returns them.
-pub const FEATURE_NAMES: [&str; 11] = [
+pub const FEATURE_NAMES: [&str; N_FEATURES] = [
     "text",
     "title",
     "numbers_inclusion",
@@ -47,10 +55,16 @@ pub const FEATURE_NAMES: [&str; 11] = [
     "time",
     "authority_a",
     "authority_b",
+    "missing",
+    "unique_peak",
+    "lead_missing",
+    "numbers_conflict",
+    "length_ratio",
+    "time_gap",
 ];
 
 /// Length of ρ.
-pub const N_FEATURES: usize = 11;
+pub const N_FEATURES: usize = 17;
 
 /// Largest magnitude a feature can take; anything beyond is clamped. Real values stay
 /// far below it (a time difference spanning all of PostgreSQL's timestamptz range is
@@ -73,6 +87,12 @@ const LINKS: usize = 7;
 const TIME: usize = 8;
 const AUTHORITY_A: usize = 9;
 const AUTHORITY_B: usize = 10;
+const MISSING: usize = 11;
+const UNIQUE_PEAK: usize = 12;
+const LEAD_MISSING: usize = 13;
+const NUMBERS_CONFLICT: usize = 14;
+const LENGTH_RATIO: usize = 15;
+const TIME_GAP: usize = 16;
 
 /// Everything needed to compare a pair, with weights already computed by the caller
 /// ([`crate::weights`]) against the collection.
@@ -126,8 +146,14 @@ pub fn compare(a: &Side, b: &Side) -> [f64; N_FEATURES] {
         (Some(ta), Some(tb)) => (ta as i128 - tb as i128) as f64 / 1e6,
         _ => 0.0,
     };
+    r[TIME_GAP] = match (da.published_at, db.published_at) {
+        (Some(ta), Some(tb)) => ((ta as i128 - tb as i128).unsigned_abs() as f64 / 60e6).ln_1p(),
+        _ => 0.0,
+    };
     r[AUTHORITY_A] = a.authority;
     r[AUTHORITY_B] = b.authority;
+    let mut ba = [0.0; N_FEATURES];
+    coverage_both(&Prepared::new(a), &Prepared::new(b), &mut r, &mut ba);
     for x in r.iter_mut() {
         *x = sanitize(*x);
     }
@@ -163,6 +189,7 @@ pub fn compare_both(a: &Side, b: &Side) -> ([f64; N_FEATURES], [f64; N_FEATURES]
     let (pa, pb) = (sorted_hashes(&da.paragraphs), sorted_hashes(&db.paragraphs));
     ab[PARAGRAPHS_INCLUSION] = inclusion_sorted(&da.paragraphs, a.weights, &pb);
     ba[PARAGRAPHS_INCLUSION] = inclusion_sorted(&db.paragraphs, b.weights, &pa);
+    coverage_both(&Prepared::new(a), &Prepared::new(b), &mut ab, &mut ba);
     finish_both(a, b, &mut ab, &mut ba);
     (ab, ba)
 }
@@ -190,6 +217,53 @@ pub struct Prepared {
     paragraphs: SegmentSet,
     numbers: Vec<u64>,
     number_set: Vec<u64>,
+    /// For the coverage features.
+    cov: coverage::Keys,
+    n_terms: usize,
+}
+
+/// Features 11–15 of both directions from prepared sides.
+fn coverage_both(
+    pa: &Prepared,
+    pb: &Prepared,
+    ab: &mut [f64; N_FEATURES],
+    ba: &mut [f64; N_FEATURES],
+) {
+    let (cab, cba) = coverage::both(&pa.cov, &pb.cov);
+    [ab[MISSING], ab[UNIQUE_PEAK], ab[LEAD_MISSING]] = cab;
+    [ba[MISSING], ba[UNIQUE_PEAK], ba[LEAD_MISSING]] = cba;
+    let conflict = coverage::numbers_conflict(&pa.number_set, &pb.number_set);
+    (ab[NUMBERS_CONFLICT], ba[NUMBERS_CONFLICT]) = (conflict, conflict);
+    ab[LENGTH_RATIO] = coverage::length_ratio(pa.n_terms, pb.n_terms);
+    ba[LENGTH_RATIO] = coverage::length_ratio(pb.n_terms, pa.n_terms);
+}
+
+/// A side's [`coverage::Keys`]: its weighted terms by hash, and its first sentence's.
+/// `terms`: the side's [`term_keys`].
+fn coverage_keys(side: &Side, terms: &[(u64, u32)]) -> coverage::Keys {
+    let mut by_index = vec![0u64; terms.len()];
+    for &(h, i) in terms {
+        if let Some(x) = by_index.get_mut(i as usize) {
+            *x = h;
+        }
+    }
+    let lead: Vec<u64> = side
+        .doc
+        .sentences
+        .first()
+        .map(|s| {
+            s.terms
+                .iter()
+                .filter_map(|&k| by_index.get(k as usize).copied())
+                .collect()
+        })
+        .unwrap_or_default();
+    coverage::Keys::new(
+        terms
+            .iter()
+            .map(|&(h, i)| (h, weight(side.weights, i as usize))),
+        &lead,
+    )
 }
 
 #[derive(Debug, Clone, Default)]
@@ -256,8 +330,10 @@ impl Prepared {
     pub fn new(side: &Side) -> Prepared {
         let d = side.doc;
         let (numbers, number_set) = number_keys(d);
+        let terms = term_keys(&d.terms, side.weights.len());
+        let cov = coverage_keys(side, &terms);
         Prepared {
-            terms: term_keys(&d.terms, side.weights.len()),
+            terms,
             title_terms: term_keys(&d.title_terms, side.title_weights.len()),
             body_sq: sq_norm(d.terms.len(), side.weights),
             title_sq: sq_norm(d.title_terms.len(), side.title_weights),
@@ -265,12 +341,15 @@ impl Prepared {
             paragraphs: segment_set(&d.paragraphs, side.weights),
             numbers,
             number_set,
+            cov,
+            n_terms: d.terms.len(),
         }
     }
 
     /// Approximate heap bytes (for cache budgets).
     pub fn heap_bytes(&self) -> usize {
-        12 * (self.terms.len() + self.title_terms.len())
+        self.cov.heap_bytes()
+            + 12 * (self.terms.len() + self.title_terms.len())
             + 16 * (self.sentences.sorted.len() + self.paragraphs.sorted.len())
             + 8 * (self.numbers.len() + self.number_set.len())
     }
@@ -378,6 +457,7 @@ pub fn compare_prepared(
     ba[SENTENCES_INCLUSION] = inclusion_prepared(&pb.sentences, &pa.sentences);
     ab[PARAGRAPHS_INCLUSION] = inclusion_prepared(&pa.paragraphs, &pb.paragraphs);
     ba[PARAGRAPHS_INCLUSION] = inclusion_prepared(&pb.paragraphs, &pa.paragraphs);
+    coverage_both(pa, pb, &mut ab, &mut ba);
     finish_both(a, b, &mut ab, &mut ba);
     (ab, ba)
 }
@@ -532,6 +612,7 @@ pub fn bounds(
         IMAGES,
         LINKS,
         TIME,
+        TIME_GAP,
         AUTHORITY_A,
         AUTHORITY_B,
     ] {
@@ -543,6 +624,7 @@ pub fn bounds(
         IMAGES,
         LINKS,
         TIME,
+        TIME_GAP,
         AUTHORITY_A,
         AUTHORITY_B,
     ] {
@@ -558,6 +640,37 @@ pub fn bounds(
         &pa.paragraphs,
         b_weights_positive && ub.paragraphs_weigh,
     );
+    // Coverage: a's side reads only b's term set, exact. b's side: 0 whatever b's
+    // weights when every term of b is one of a's; 1 (missing, unique_peak) when
+    // none is and b's weights are positive; otherwise anywhere in [0, 1].
+    let in_b = |h: u64| ub.terms.binary_search(&h).is_ok();
+    let exact_cov = coverage::against(&pa.cov, in_b);
+    for (k, x) in [MISSING, UNIQUE_PEAK, LEAD_MISSING]
+        .into_iter()
+        .zip(exact_cov)
+    {
+        ab[k] = Range::exact(sanitize(x));
+    }
+    let shared = ub
+        .terms
+        .iter()
+        .filter(|&&h| coverage::has(&pa.cov.terms, h))
+        .count();
+    let unit = Range { lo: 0.0, hi: 1.0 };
+    let (cov_ba, lead_ba) = if shared == ub.terms.len() {
+        (Range::exact(0.0), Range::exact(0.0))
+    } else if shared == 0 && b_weights_positive {
+        (Range::exact(1.0), unit)
+    } else {
+        (unit, unit)
+    };
+    ba[MISSING] = cov_ba;
+    ba[UNIQUE_PEAK] = cov_ba;
+    ba[LEAD_MISSING] = lead_ba;
+    let conflict = coverage::numbers_conflict(&pa.number_set, &ub.number_set);
+    (ab[NUMBERS_CONFLICT], ba[NUMBERS_CONFLICT]) = (Range::exact(conflict), Range::exact(conflict));
+    ab[LENGTH_RATIO] = Range::exact(sanitize(coverage::length_ratio(pa.n_terms, ub.terms.len())));
+    ba[LENGTH_RATIO] = Range::exact(sanitize(coverage::length_ratio(ub.terms.len(), pa.n_terms)));
     (ab, ba)
 }
 
@@ -642,6 +755,12 @@ fn finish_meta(a: &Meta, b: &Meta, ab: &mut [f64; N_FEATURES], ba: &mut [f64; N_
         f[LINKS] = x.links as f64 - y.links as f64;
         f[TIME] = match (x.published_at, y.published_at) {
             (Some(tx), Some(ty)) => (tx as i128 - ty as i128) as f64 / 1e6,
+            _ => 0.0,
+        };
+        f[TIME_GAP] = match (x.published_at, y.published_at) {
+            (Some(tx), Some(ty)) => {
+                ((tx as i128 - ty as i128).unsigned_abs() as f64 / 60e6).ln_1p()
+            }
             _ => 0.0,
         };
         f[AUTHORITY_A] = x.authority;

@@ -7,6 +7,7 @@
 // Pure modules: no pgrx.
 pub mod codec;
 mod coldbench;
+mod coverage;
 pub mod decide;
 pub mod doctext;
 pub mod document;
