@@ -130,6 +130,8 @@ BEGIN
             RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl USING ERRCODE = 'undefined_column';
         END IF;
     END LOOP;
+    -- No model: the built-in 'default'; 'threshold': the threshold rule (stored as NULL).
+    model := CASE WHEN model IS NULL THEN 'default' WHEN model = 'threshold' THEN NULL ELSE model END;
     PERFORM dedup._validate_enable(model, action);
     IF NOT EXISTS (SELECT 1 FROM dedup.collections c WHERE c.name = coll) THEN
         PERFORM dedup.create_collection(coll);

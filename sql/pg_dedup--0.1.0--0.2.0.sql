@@ -145,6 +145,8 @@ BEGIN
             RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl USING ERRCODE = 'undefined_column';
         END IF;
     END LOOP;
+    -- No model: the built-in 'default'; 'threshold': the threshold rule (stored as NULL).
+    model := CASE WHEN model IS NULL THEN 'default' WHEN model = 'threshold' THEN NULL ELSE model END;
     PERFORM dedup._validate_enable(model, action);
     IF NOT EXISTS (SELECT 1 FROM dedup.collections c WHERE c.name = coll) THEN
         PERFORM dedup.create_collection(coll);
@@ -296,3 +298,20 @@ END $$;
 GRANT USAGE ON SCHEMA dedup TO PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA dedup FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA dedup FROM PUBLIC;
+
+-- 0.2.0 changes the defaults of new collections (topwords signatures of 16 words,
+-- 4 shared keys, BM25 k1 = 2.0: see README, "Candidate filter"). Collections that
+-- exist keep what they were created with: their stored signatures were computed so.
+UPDATE dedup.collections
+   SET options = '{"signature_scheme": "imatch", "signature_topwords": 12, "min_shared_keys": 6}'::jsonb || options;
+CREATE OR REPLACE FUNCTION dedup."create_collection"(
+	"name" TEXT,
+	"lang" TEXT DEFAULT 'auto',
+	"weighting" TEXT DEFAULT 'bm25',
+	"k1" double precision DEFAULT 2.0,
+	"b" double precision DEFAULT 0.75,
+	"options" jsonb DEFAULT '{}'
+) RETURNS void
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'create_collection_wrapper';

@@ -6,7 +6,7 @@
 //! | `dedup.min_word_length` | 3 | 1 .. 64 | shorter words (in characters) are not terms |
 //! | `dedup.stats_batch` | 1 | 1 .. 100000 | documents collected before term statistics are updated (1 = at once) |
 //! | `dedup.background_fold` | on | on, off | a full batch is folded by a background worker after commit, not inside the insert |
-//! | `dedup.min_shared_keys` | 6 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
+//! | `dedup.min_shared_keys` | 4 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
 //! | `dedup.similarity_threshold` | 0.8 | 0 .. 1 | `longest` signatures are candidates at this similarity |
 //! | `dedup.document_cache_size` | 32MB | 0 .. 1GB | per-backend memory for decoded, weighed documents (0 = off) |
 //! | `dedup.prune_candidates` | on | on, off | rule candidates out by bounds before weighing them (same decisions; off weighs every candidate) |
@@ -14,6 +14,7 @@
 //! All are `USERSET`: a session or a single transaction (`SET LOCAL`) may change them.
 
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 pub static MAX_DOCUMENT_BYTES: GucSetting<i32> = GucSetting::<i32>::new(10 * 1024 * 1024);
 pub static MIN_WORD_LENGTH: GucSetting<i32> = GucSetting::<i32>::new(3);
@@ -21,7 +22,7 @@ pub static MIN_WORD_LENGTH: GucSetting<i32> = GucSetting::<i32>::new(3);
 pub static STATS_BATCH: GucSetting<i32> = GucSetting::<i32>::new(1);
 pub static BACKGROUND_FOLD: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static PRUNE_CANDIDATES: GucSetting<bool> = GucSetting::<bool>::new(true);
-pub static MIN_SHARED_KEYS: GucSetting<i32> = GucSetting::<i32>::new(6);
+pub static MIN_SHARED_KEYS: GucSetting<i32> = GucSetting::<i32>::new(4);
 pub static SIMILARITY_THRESHOLD: GucSetting<f64> = GucSetting::<f64>::new(0.8);
 /// In kB.
 pub static DOCUMENT_CACHE_SIZE: GucSetting<i32> = GucSetting::<i32>::new(32 * 1024);
@@ -115,14 +116,61 @@ pub fn min_word_length() -> usize {
     MIN_WORD_LENGTH.get().max(1) as usize
 }
 
-/// `dedup.min_shared_keys`.
-pub fn min_shared_keys() -> usize {
-    MIN_SHARED_KEYS.get().max(1) as usize
+/// The candidate rule of the collection whose index the trigger is scanning, in
+/// place of the session's settings (see [`CandidateRule`]): min_shared_keys (0 =
+/// none) and the threshold's bits. Plain statics, not thread-locals: a backend is
+/// one thread, and the library's static TLS block is already near glibc's limit
+/// for a dlopen'ed library.
+static RULE_MIN: AtomicUsize = AtomicUsize::new(0);
+static RULE_THRESHOLD: AtomicU64 = AtomicU64::new(0);
+
+fn rule() -> Option<(usize, f64)> {
+    match RULE_MIN.load(Ordering::Relaxed) {
+        0 => None,
+        m => Some((m, f64::from_bits(RULE_THRESHOLD.load(Ordering::Relaxed)))),
+    }
 }
 
-/// `dedup.similarity_threshold`.
+fn set_rule(r: Option<(usize, f64)>) {
+    let (m, t) = r.unwrap_or((0, 0.0));
+    RULE_THRESHOLD.store(t.to_bits(), Ordering::Relaxed);
+    RULE_MIN.store(m, Ordering::Relaxed);
+}
+
+/// While alive, `min_shared_keys()` and `similarity_threshold()` (which the `%`
+/// operator and the GIN consistent functions read) answer with a collection's
+/// values instead of the session's: what the trigger finds must not depend on the
+/// writer's `SET`. Restores the previous rule when dropped (also on an error).
+pub struct CandidateRule(Option<(usize, f64)>);
+
+impl CandidateRule {
+    pub fn set(min_shared_keys: usize, similarity_threshold: f64) -> CandidateRule {
+        let previous = rule();
+        set_rule(Some((min_shared_keys.max(1), similarity_threshold)));
+        CandidateRule(previous)
+    }
+}
+
+impl Drop for CandidateRule {
+    fn drop(&mut self) {
+        set_rule(self.0);
+    }
+}
+
+/// `dedup.min_shared_keys` (or the collection's, under a [`CandidateRule`]).
+pub fn min_shared_keys() -> usize {
+    match rule() {
+        Some((m, _)) => m.max(1),
+        None => MIN_SHARED_KEYS.get().max(1) as usize,
+    }
+}
+
+/// `dedup.similarity_threshold` (or the collection's, under a [`CandidateRule`]).
 pub fn similarity_threshold() -> f64 {
-    SIMILARITY_THRESHOLD.get()
+    match rule() {
+        Some((_, t)) => t,
+        None => SIMILARITY_THRESHOLD.get(),
+    }
 }
 
 /// `dedup.stats_batch`.

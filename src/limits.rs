@@ -7,7 +7,7 @@
 //! |---|---|---|---|
 //! | `max_document_bytes` | 10485760 | 1024 .. 1073741823 | a longer text is stored unchecked, with a WARNING |
 //! | `min_word_length` | 3 | 1 .. 64 | shorter words (in characters) are not terms |
-//! | `min_shared_keys` | 6 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
+//! | `min_shared_keys` | 4 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
 //! | `similarity_threshold` | 0.8 | 0 .. 1 | `longest` signatures are candidates at this similarity |
 //!
 //! The session settings of the same names (`dedup.*`, src/gucs.rs) still govern
@@ -29,7 +29,7 @@ impl Default for Limits {
         Limits {
             max_document_bytes: 10 * 1024 * 1024,
             min_word_length: 3,
-            min_shared_keys: 6,
+            min_shared_keys: 4,
             similarity_threshold: 0.8,
         }
     }

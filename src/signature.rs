@@ -195,7 +195,7 @@ pub struct SignatureOptions {
     pub variants: usize,
     /// imatch: share of the vocabulary each variant drops, in `[0, 1)`; default 0.3.
     pub drop_fraction: f64,
-    /// topwords: keys per document, in [`LIST_RANGE`]; default 12.
+    /// topwords: keys per document, in [`LIST_RANGE`]; default 16.
     pub topwords: usize,
     /// longest: keys per document, in [`LIST_RANGE`]; default 15.
     pub longest: usize,
@@ -203,19 +203,24 @@ pub struct SignatureOptions {
     pub min_letters: usize,
     /// imatch: seed of the variants' term hash; default 0.
     pub seed: u64,
+    /// topwords: a document with fewer distinct terms than this gets set keys up to
+    /// this many, so that two short texts of the same words still share enough keys;
+    /// the collection's `min_shared_keys` (default 4).
+    pub pad_to: usize,
 }
 
 impl Default for SignatureOptions {
     fn default() -> Self {
         SignatureOptions {
-            scheme: Scheme::Imatch,
+            scheme: Scheme::Topwords,
             signature_words: 2,
             variants: 6,
             drop_fraction: 0.3,
-            topwords: 12,
+            topwords: 16,
             longest: 15,
             min_letters: 4,
             seed: 0,
+            pad_to: 4,
         }
     }
 }
@@ -298,6 +303,9 @@ impl SignatureOptions {
         }
         if let Some(x) = get("signature_min_letters") {
             o.min_letters = json_count("signature_min_letters", x, MIN_LETTERS_RANGE)?;
+        }
+        if let Some(x) = get("min_shared_keys") {
+            o.pad_to = json_count("min_shared_keys", x, 1..=256)?;
         }
         if let Some(x) = get("signature_seed") {
             o.seed = x.as_u64().ok_or_else(|| {
@@ -712,11 +720,29 @@ pub fn signature(doc: &Document, weights: &[f64], opts: &SignatureOptions) -> Si
             let w: Vec<f64> = (0..doc.terms.len())
                 .map(|i| weight_at(weights, i))
                 .collect();
-            ranked(doc, &w)
+            let mut k: Vec<u32> = ranked(doc, &w)
                 .into_iter()
                 .take(opts.topwords.min(*LIST_RANGE.end()))
                 .map(|i| crc32fast::hash(doc.terms[i].term.as_bytes()))
-                .collect()
+                .collect();
+            // A short text: keys of its whole term set make up the difference, so
+            // two texts of the same few words share `pad_to` keys.
+            if !doc.terms.is_empty() && k.len() < opts.pad_to {
+                let mut h = xxhash_rust::xxh3::Xxh3::new();
+                for t in &doc.terms {
+                    h.update(t.term.as_bytes());
+                    h.update(&[0]);
+                }
+                let set = h.digest();
+                for i in 0..(opts.pad_to - k.len()) as u64 {
+                    let mut b = [0u8; 17];
+                    b[0] = 0xff; // not the first byte of any UTF-8 term
+                    b[1..9].copy_from_slice(&set.to_le_bytes());
+                    b[9..].copy_from_slice(&i.to_le_bytes());
+                    k.push(crc32fast::hash(&b));
+                }
+            }
+            k
         }
         Scheme::Longest => {
             let mut long: Vec<(usize, &str)> = doc
@@ -812,6 +838,15 @@ pub fn gin_tri_consistent(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The defaults before topwords became the default: imatch, 12 top words.
+    fn paper_options() -> SignatureOptions {
+        SignatureOptions {
+            scheme: Scheme::Imatch,
+            topwords: 12,
+            ..SignatureOptions::default()
+        }
+    }
     use crate::document::{Segment, TermFreq};
 
     // ---- helpers ----------------------------------------------------------------
@@ -898,7 +933,8 @@ mod tests {
     #[test]
     fn options_from_json() {
         let d = SignatureOptions::default();
-        assert_eq!(d.scheme, Scheme::Imatch);
+        assert_eq!(d.scheme, Scheme::Topwords);
+        assert_eq!((d.topwords, d.pad_to), (16, 4));
         assert_eq!(
             (
                 d.signature_words,
@@ -907,7 +943,7 @@ mod tests {
                 d.longest,
                 d.min_letters
             ),
-            (2, 6, 12, 15, 4)
+            (2, 6, 16, 15, 4)
         );
         assert_eq!(
             SignatureOptions::from_json(&serde_json::json!({})).unwrap(),
@@ -935,6 +971,7 @@ mod tests {
                 longest: 10,
                 min_letters: 5,
                 seed: u64::MAX,
+                pad_to: 4,
             }
         );
         let o = SignatureOptions::from_json(&serde_json::json!({"signature_words": null})).unwrap();
@@ -1160,7 +1197,7 @@ mod tests {
         let w = tfidf(&d, |_| 1.0);
         let opts = SignatureOptions {
             variants: 0,
-            ..SignatureOptions::default()
+            ..paper_options()
         };
         let s = signature(&d, &w, &opts);
         assert_eq!(s.scheme, Scheme::Imatch);
@@ -1178,7 +1215,7 @@ mod tests {
         let text = words.join(" ");
         let d = doc_of(&[&text]);
         let w: Vec<f64> = (0..d.terms.len()).map(|i| 1.0 + i as f64).collect();
-        let o = SignatureOptions::default();
+        let o = paper_options();
         let a = signature(&d, &w, &o);
         assert_eq!(a, signature(&d, &w, &o));
         assert!(
@@ -1242,7 +1279,7 @@ mod tests {
         };
         let orig = doc_of(&paras);
         let copy = doc_of(&paras[..3]);
-        let o = SignatureOptions::default();
+        let o = paper_options();
         let (wo, wc) = (tfidf(&orig, idf), tfidf(&copy, idf));
         // The base keys differ: {нефть, пошлина} against {бюджет, дотация}.
         let base = SignatureOptions {
@@ -1284,7 +1321,7 @@ mod tests {
         let w: Vec<f64> = (0..20).map(|i| i as f64).collect();
         let o = SignatureOptions {
             scheme: Scheme::Topwords,
-            ..SignatureOptions::default()
+            ..paper_options()
         };
         let s = signature(&d, &w, &o);
         assert_eq!(s.scheme, Scheme::Topwords);
@@ -1315,7 +1352,7 @@ mod tests {
         let o = SignatureOptions {
             scheme: Scheme::Longest,
             longest: 4,
-            ..SignatureOptions::default()
+            ..paper_options()
         };
         let s = signature(&d, &[], &o);
         // Length in characters, not bytes: "кот" (6 bytes) is 3 letters, too short.
@@ -1355,7 +1392,7 @@ mod tests {
         for scheme in SCHEMES {
             let o = SignatureOptions {
                 scheme,
-                ..SignatureOptions::default()
+                ..paper_options()
             };
             assert!(signature(&empty, &[], &o).keys.is_empty());
             assert!(signature(&empty, &[1.0, 2.0], &o).keys.is_empty());
@@ -1370,7 +1407,7 @@ mod tests {
             vec![1.0; 100],
         ];
         let opts = [
-            SignatureOptions::default(),
+            paper_options(),
             SignatureOptions {
                 signature_words: usize::MAX,
                 variants: usize::MAX,
@@ -1378,7 +1415,7 @@ mod tests {
                 topwords: usize::MAX,
                 longest: usize::MAX,
                 min_letters: usize::MAX,
-                ..SignatureOptions::default()
+                ..paper_options()
             },
             SignatureOptions {
                 signature_words: 0,
@@ -1386,7 +1423,7 @@ mod tests {
                 topwords: 0,
                 longest: 0,
                 min_letters: 0,
-                ..SignatureOptions::default()
+                ..paper_options()
             },
         ];
         for w in &weird {
@@ -1403,7 +1440,7 @@ mod tests {
             }
         }
         // NaN weights count as 0: same keys as all-zero weights.
-        let o = SignatureOptions::default();
+        let o = paper_options();
         assert_eq!(
             signature(&d, &[f64::NAN; 8], &o),
             signature(&d, &[0.0; 8], &o)
@@ -1733,13 +1770,13 @@ mod tests {
     }
 
     fn keys_full(d: &Document, w: &[f64]) -> Vec<u32> {
-        signature(d, w, &SignatureOptions::default()).keys
+        signature(d, w, &paper_options()).keys
     }
 
     fn keys_base(d: &Document, w: &[f64]) -> Vec<u32> {
         let o = SignatureOptions {
             variants: 0,
-            ..SignatureOptions::default()
+            ..paper_options()
         };
         imatch_keys(d, w, &o, false)
     }
@@ -1772,7 +1809,7 @@ mod tests {
         let mut r = Rng(42);
         let th = themes(&mut r);
         let stories: Vec<_> = (0..600).map(|_| story(&mut r, &th)).collect();
-        let o = SignatureOptions::default();
+        let o = paper_options();
         let keys_var = |d: &Document, w: &[f64]| imatch_keys(d, w, &o, false);
         for s in [W::Bm25, W::TfIdf, W::TfRidf] {
             println!("{s:?}: first half, first paragraph, all but last, odd paragraphs | unrelated | keys");

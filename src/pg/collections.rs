@@ -223,6 +223,19 @@ pub fn load(name: &str) -> Collection {
     c
 }
 
+/// A collection with no row and no statistics (every N and df is 0): what the
+/// built-in model weighs a pair against when it is given no collection.
+pub fn empty(name: &str) -> Collection {
+    Collection {
+        id: 0,
+        name: name.to_owned(),
+        lang: Lang::Auto,
+        params: Params::new(Weighting::Bm25, 2.0, 0.75).or_raise(),
+        limits: crate::limits::Limits::default(),
+        options: serde_json::json!({}),
+    }
+}
+
 fn load_uncached(name: &str) -> Collection {
     let row = Spi::connect(|c| {
         let t = cache::select(
@@ -1016,7 +1029,7 @@ fn create_collection(
     name: &str,
     lang: default!(&str, "'auto'"),
     weighting: default!(&str, "'bm25'"),
-    k1: default!(f64, 1.2),
+    k1: default!(f64, 2.0),
     b: default!(f64, 0.75),
     options: default!(JsonB, "'{}'"),
 ) {

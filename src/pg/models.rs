@@ -180,6 +180,35 @@ fn unknown_model(name: &str) -> DedupError {
     }
 }
 
+/// Name of the built-in model (see [`builtin`]).
+pub const DEFAULT_MODEL: &str = "default";
+
+/// The built-in model's export (`dedup.export_model` form), rebuilt from the public
+/// labelled pairs by `scripts/train_default_model.sh`.
+const DEFAULT_EXPORT: &str = include_str!("../../models/default.json");
+
+/// The built-in model `default`, used when no row of `dedup.models` has that name.
+/// Its pair functions weigh against an empty collection (no statistics).
+fn builtin() -> Rc<Loaded> {
+    let j: serde_json::Value = serde_json::from_str(DEFAULT_EXPORT)
+        .map_err(|e| DedupError::corrupted(format!("built-in model cannot be read: {e}")))
+        .or_raise();
+    let bytes = j
+        .get("model")
+        .and_then(|v| v.as_str())
+        .and_then(unhex)
+        .unwrap_or_default();
+    let model = crate::codec::decode_model(&bytes)
+        .map_err(|e| DedupError::corrupted(format!("built-in model cannot be read: {e}")))
+        .or_raise();
+    Rc::new(Loaded {
+        name: DEFAULT_MODEL.to_owned(),
+        version: 0,
+        collection: collections::empty(DEFAULT_MODEL),
+        model,
+    })
+}
+
 /// The model `name`, from the cache when its version is current.
 pub fn model(name: &str) -> Rc<Loaded> {
     crate::pg::cache::ensure_abort_hook();
@@ -206,6 +235,29 @@ pub fn model(name: &str) -> Rc<Loaded> {
             .and_then(|r| r.get::<i32>(1).ok().flatten())
     });
     let Some(version) = version else {
+        if name == DEFAULT_MODEL {
+            // The built-in model (version 0; a stored one starts at 1), kept in the
+            // same cache.
+            let l = CACHE
+                .with(|c| {
+                    c.borrow()
+                        .get(name)
+                        .filter(|e| e.loaded.version == 0)
+                        .map(|e| e.loaded.clone())
+                })
+                .unwrap_or_else(builtin);
+            CACHE.with(|c| {
+                c.borrow_mut().insert(
+                    name.to_owned(),
+                    CacheEntry {
+                        loaded: l.clone(),
+                        checked_in: stamp,
+                        kept_at,
+                    },
+                )
+            });
+            return l;
+        }
         CACHE.with(|c| c.borrow_mut().remove(name));
         raise(unknown_model(name))
     };
@@ -582,6 +634,9 @@ fn export_model(name: &str) -> JsonB {
         ))
     });
     let Some((Some(JsonB(mut j)), Some(bytes))) = row else {
+        if name == DEFAULT_MODEL {
+            return JsonB(serde_json::from_str(DEFAULT_EXPORT).unwrap_or_default());
+        }
         raise(unknown_model(name))
     };
     if let Some(o) = j.as_object_mut() {

@@ -108,6 +108,7 @@ pub fn candidates(
     }
     let min_shared = limits.min_shared_keys;
     let threshold = limits.similarity_threshold;
+    let _rule = crate::gucs::CandidateRule::set(min_shared, threshold);
     // SAFETY: every call follows nodeBitmapIndexscan.c / nodeBitmapHeapscan.c: the
     // relations are opened and closed with the same lock mode, the scans are ended
     // and the slot dropped before the relations close. On an ERROR the transaction

@@ -29,8 +29,8 @@ SELECT n_docs, total_len FROM dedup.collection_stats s JOIN dedup.collections c 
 -- BM25 with Lucene's IDF ln(1 + (N - df + 0.5)/(df + 0.5)), N = 3, avgdl = 11/3:
 -- for doc 1 (dl = 3), cat: tf 2, df 2; dog: tf 1, df 2.
 WITH expected(term, w) AS (VALUES
-  ('cat', ln(1 + (3 - 2 + 0.5) / (2 + 0.5)) * 2 * 2.2 / (2 + 1.2 * (1 - 0.75 + 0.75 * 3 / (11 / 3.0)))),
-  ('dog', ln(1 + (3 - 2 + 0.5) / (2 + 0.5)) * 1 * 2.2 / (1 + 1.2 * (1 - 0.75 + 0.75 * 3 / (11 / 3.0)))))
+  ('cat', ln(1 + (3 - 2 + 0.5) / (2 + 0.5)) * 2 * 3.0 / (2 + 2.0 * (1 - 0.75 + 0.75 * 3 / (11 / 3.0)))),
+  ('dog', ln(1 + (3 - 2 + 0.5) / (2 + 0.5)) * 1 * 3.0 / (1 + 2.0 * (1 - 0.75 + 0.75 * 3 / (11 / 3.0)))))
 SELECT e.term, abs(w.weight - e.w) < 1e-9 AS matches
 FROM expected e JOIN dedup.weights((SELECT doc FROM docs WHERE id = 1), 'news') w USING (term)
 ORDER BY 1;

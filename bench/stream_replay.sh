@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The trigger's own contract on the public Telegram stream: replay it in publication
+# order through an enabled table (one INSERT ... SELECT) and score the marks against
+# the labelled pairs, channel-grouped (see bench/stream_replay.py).
+#   bash bench/stream_replay.sh [--data DIR] [--model grouped|default|threshold] [--options JSON] [--train JSON]
+# Uses the installed extension and the bench cluster (/tmp/pg_dedup_bench, port 54331),
+# with PostgreSQL's default settings. About 2 minutes per replay.
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+data=$REPO/../shared/data
+args=()
+while (($#)); do
+  case "$1" in
+    --data) data=$2; shift ;;
+    *) args+=("$1") ;;
+  esac
+  shift
+done
+[ -d "$data/telegram_ru" ] || { echo "no $data/telegram_ru: this measurement needs ../shared/data" >&2; exit 1; }
+py=python3
+if [ -x "$REPO/bench/.venv/bin/python" ]; then py=$REPO/bench/.venv/bin/python; fi
+$py -c "import psycopg" 2>/dev/null || {
+  python3 -m venv "$REPO/bench/.venv"
+  "$REPO/bench/.venv/bin/pip" install -q --disable-pip-version-check "psycopg[binary]"
+  py=$REPO/bench/.venv/bin/python
+}
+keep=${KEEP_CLUSTER:-0}
+bash "$REPO/scripts/cluster.sh" start /tmp/pg_dedup_bench 54331
+((keep)) || trap 'bash "$REPO/scripts/cluster.sh" stop /tmp/pg_dedup_bench' EXIT
+psql_() { sudo -u postgres psql -X -q -h /tmp/pg_dedup_bench -p 54331 "$@"; }
+psql_ -d postgres -c "DROP DATABASE IF EXISTS dedup_replay" -c "CREATE DATABASE dedup_replay"
+psql_ -d dedup_replay -c "CREATE EXTENSION pg_dedup" -c "CREATE EXTENSION IF NOT EXISTS pg_trgm"
+$py "$REPO/bench/stream_replay.py" "$data" "${args[@]}"
