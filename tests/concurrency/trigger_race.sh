@@ -9,7 +9,9 @@ SET client_min_messages = warning;
 DROP TABLE IF EXISTS race;
 SELECT dedup.drop_collection(name) FROM dedup.collections WHERE name = 'race';
 CREATE TABLE race (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k int, body text);
-SELECT dedup.enable('race', 'body');
+-- The threshold rule: this test is about locking; the texts are one template with other
+-- numbers, which the built-in news model wrongly merges (see #21 in the closing note).
+SELECT dedup.enable('race', 'body', model => 'threshold');
 SQL
 cat > /tmp/pg_dedup_race.sql <<'SQL'
 \set k random(1, 12)
