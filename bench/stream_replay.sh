@@ -28,6 +28,8 @@ keep=${KEEP_CLUSTER:-0}
 bash "$REPO/scripts/cluster.sh" start /tmp/pg_dedup_bench 54331
 ((keep)) || trap 'bash "$REPO/scripts/cluster.sh" stop /tmp/pg_dedup_bench' EXIT
 psql_() { sudo -u postgres psql -X -q -h /tmp/pg_dedup_bench -p 54331 "$@"; }
-psql_ -d postgres -c "DROP DATABASE IF EXISTS dedup_replay" -c "CREATE DATABASE dedup_replay"
-psql_ -d dedup_replay -c "CREATE EXTENSION pg_dedup" -c "CREATE EXTENSION IF NOT EXISTS pg_trgm"
+if [[ " ${args[*]} " != *" --skip-load "* ]]; then
+  psql_ -d postgres -c "DROP DATABASE IF EXISTS dedup_replay" -c "CREATE DATABASE dedup_replay"
+  psql_ -d dedup_replay -c "CREATE EXTENSION pg_dedup" -c "CREATE EXTENSION IF NOT EXISTS pg_trgm"
+fi
 $py "$REPO/bench/stream_replay.py" "$data" "${args[@]}"

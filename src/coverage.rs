@@ -191,4 +191,16 @@ mod tests {
         assert_eq!(length_ratio(3, 3), 0.0);
         assert!((length_ratio(1, 3) + length_ratio(3, 1)).abs() < 1e-15);
     }
+
+    #[test]
+    fn digits_keys_ignore_scale() {
+        use crate::document::digits_key as k;
+        assert_eq!(k("3000"), k("3"));
+        assert_eq!(k("4800"), k("4.8"));
+        assert_eq!(k("-0.50"), k("5"));
+        assert_ne!(k("2500"), k("3000"));
+        assert_ne!(k("2023"), k("2024"));
+        assert_eq!(k("0"), k("000"));
+        assert_ne!(k("0"), k("1"));
+    }
 }

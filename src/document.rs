@@ -461,9 +461,22 @@ pub struct Skim {
     pub title_terms: Vec<u64>,
     /// xxh3-64 of each number, in text order.
     pub numbers: Vec<u64>,
+    /// [`digits_key`] of each number, in text order.
+    pub digits: Vec<u64>,
     /// Each sentence's hash, and whether it holds a term with tf > 0.
     pub sentences: Vec<(u64, bool)>,
     pub paragraphs: Vec<(u64, bool)>,
+}
+
+/// A number's significant digits, hashed: its digits without sign, decimal point,
+/// leading or trailing zeros, so that the same amount written at another scale
+/// ("3 000 ₽" and "3 тыс. рублей", "4 800" and "4,8 тысячи") has one key. Two texts
+/// whose numbers differ even so report different facts.
+pub fn digits_key(n: &str) -> u64 {
+    let d: Vec<u8> = n.bytes().filter(u8::is_ascii_digit).collect();
+    let start = d.iter().position(|&c| c != b'0').unwrap_or(d.len());
+    let end = d.iter().rposition(|&c| c != b'0').map_or(start, |i| i + 1);
+    xxhash_rust::xxh3::xxh3_64_with_seed(&d[start..end], 1)
 }
 
 impl Skim {
@@ -497,6 +510,7 @@ impl Skim {
                 .iter()
                 .map(|n| xxhash_rust::xxh3::xxh3_64(n.as_bytes()))
                 .collect(),
+            digits: d.numbers.iter().map(|n| digits_key(n)).collect(),
             sentences: seg(&d.sentences),
             paragraphs: seg(&d.paragraphs),
         }
@@ -515,8 +529,11 @@ impl Document {
         let title_terms = r.term_hashes(None)?;
         let n = r.count(MIN_NUMBER)?;
         let mut numbers = Vec::with_capacity(n);
+        let mut digits = Vec::with_capacity(n);
         for _ in 0..n {
-            numbers.push(xxhash_rust::xxh3::xxh3_64(r.number()?.as_bytes()));
+            let number = r.number()?;
+            numbers.push(xxhash_rust::xxh3::xxh3_64(number.as_bytes()));
+            digits.push(digits_key(number));
         }
         let sentences = r.segment_hashes(&positive)?;
         let paragraphs = r.segment_hashes(&positive)?;
@@ -531,6 +548,7 @@ impl Document {
             terms,
             title_terms,
             numbers,
+            digits,
             sentences,
             paragraphs,
         })

@@ -14,15 +14,15 @@
 //! | 5 | `paragraphs_inclusion` | the same over paragraphs |
 //! | 6 | `images` | `a.images − b.images` (§5.5) |
 //! | 7 | `links` | `a.links − b.links` (§5.5) |
-//! | 8 | `time` | `a.published_at − b.published_at` in seconds (§5.6) |
+//! | 8 | `time` | `a.published_at − b.published_at` in seconds (§5.6), [`UNKNOWN`] when either is unknown |
 //! | 9 | `authority_a` | authority of a's source (§5.7) |
 //! | 10 | `authority_b` | authority of b's source |
 //! | 11 | `missing` | share of a's squared body weight on terms b lacks ([`crate::coverage`]) |
 //! | 12 | `unique_peak` | a's heaviest term that b lacks, against a's heaviest term |
 //! | 13 | `lead_missing` | `missing` over the terms of a's first sentence |
-//! | 14 | `numbers_conflict` | `1 − |Na ∩ Nb| / min(|Na|, |Nb|)` when both have numbers, else 0 |
+//! | 14 | `numbers_conflict` | `1 − |Na ∩ Nb| / min(|Na|, |Nb|)` over the numbers' significant digits ("3 000" and "3 тыс." agree) when both have numbers, else 0 |
 //! | 15 | `length_ratio` | `ln((1 + distinct terms of a) / (1 + distinct terms of b))` |
-//! | 16 | `time_gap` | `ln(1 + |a.published_at − b.published_at| / 60 s)`, 0 when either is unknown |
+//! | 16 | `time_gap` | `ln(1 + |a.published_at − b.published_at| / 60 s)`, [`UNKNOWN`] when either is unknown |
 //!
 //! ρ is asymmetric on purpose (inclusions, differences, the authority order), so that
 //! the classifier run on ρ(a,b) and ρ(b,a) can tell which of the two is the copy
@@ -41,6 +41,11 @@
 
 use crate::coverage;
 use crate::document::{Document, Segment, Skim, TermFreq};
+
+/// A feature value that does not apply to the pair (`time` and `time_gap` when a
+/// side has no publication time): NaN. Models count it as the feature's training
+/// mean (see `svm::Model::decision`), so it moves no decision either way.
+pub const UNKNOWN: f64 = f64::NAN;
 
 /// Names of the features, in the order [`compare`] returns them.
 pub const FEATURE_NAMES: [&str; N_FEATURES] = [
@@ -144,18 +149,18 @@ pub fn compare(a: &Side, b: &Side) -> [f64; N_FEATURES] {
     r[LINKS] = da.links as f64 - db.links as f64;
     r[TIME] = match (da.published_at, db.published_at) {
         (Some(ta), Some(tb)) => (ta as i128 - tb as i128) as f64 / 1e6,
-        _ => 0.0,
+        _ => UNKNOWN,
     };
     r[TIME_GAP] = match (da.published_at, db.published_at) {
         (Some(ta), Some(tb)) => ((ta as i128 - tb as i128).unsigned_abs() as f64 / 60e6).ln_1p(),
-        _ => 0.0,
+        _ => UNKNOWN,
     };
     r[AUTHORITY_A] = a.authority;
     r[AUTHORITY_B] = b.authority;
     let mut ba = [0.0; N_FEATURES];
     coverage_both(&Prepared::new(a), &Prepared::new(b), &mut r, &mut ba);
-    for x in r.iter_mut() {
-        *x = sanitize(*x);
+    for (k, x) in r.iter_mut().enumerate() {
+        *x = sanitize_at(k, *x);
     }
     r
 }
@@ -217,6 +222,8 @@ pub struct Prepared {
     paragraphs: SegmentSet,
     numbers: Vec<u64>,
     number_set: Vec<u64>,
+    /// [`crate::document::digits_key`]s, sorted, unique: for `numbers_conflict`.
+    digit_set: Vec<u64>,
     /// For the coverage features.
     cov: coverage::Keys,
     n_terms: usize,
@@ -232,7 +239,7 @@ fn coverage_both(
     let (cab, cba) = coverage::both(&pa.cov, &pb.cov);
     [ab[MISSING], ab[UNIQUE_PEAK], ab[LEAD_MISSING]] = cab;
     [ba[MISSING], ba[UNIQUE_PEAK], ba[LEAD_MISSING]] = cba;
-    let conflict = coverage::numbers_conflict(&pa.number_set, &pb.number_set);
+    let conflict = coverage::numbers_conflict(&pa.digit_set, &pb.digit_set);
     (ab[NUMBERS_CONFLICT], ba[NUMBERS_CONFLICT]) = (conflict, conflict);
     ab[LENGTH_RATIO] = coverage::length_ratio(pa.n_terms, pb.n_terms);
     ba[LENGTH_RATIO] = coverage::length_ratio(pb.n_terms, pa.n_terms);
@@ -341,6 +348,7 @@ impl Prepared {
             paragraphs: segment_set(&d.paragraphs, side.weights),
             numbers,
             number_set,
+            digit_set: sorted_set(d.numbers.iter().map(|n| crate::document::digits_key(n))),
             cov,
             n_terms: d.terms.len(),
         }
@@ -351,8 +359,16 @@ impl Prepared {
         self.cov.heap_bytes()
             + 12 * (self.terms.len() + self.title_terms.len())
             + 16 * (self.sentences.sorted.len() + self.paragraphs.sorted.len())
-            + 8 * (self.numbers.len() + self.number_set.len())
+            + 8 * (self.numbers.len() + self.number_set.len() + self.digit_set.len())
     }
+}
+
+/// The distinct values of `it`, sorted.
+fn sorted_set(it: impl Iterator<Item = u64>) -> Vec<u64> {
+    let mut v: Vec<u64> = it.collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// `1 − cos` from two hash-sorted key lists and their squared norms.
@@ -476,7 +492,12 @@ impl Range {
         Range { lo: x, hi: x }
     }
 
+    /// Whether `x` lies in the range; an unknown value ([`UNKNOWN`], NaN) lies only
+    /// in the unknown range.
     pub fn contains(&self, x: f64) -> bool {
+        if x.is_nan() || self.lo.is_nan() || self.hi.is_nan() {
+            return x.is_nan() && self.lo.is_nan() && self.hi.is_nan();
+        }
         self.lo <= x && x <= self.hi
     }
 }
@@ -502,6 +523,7 @@ pub struct Unweighed {
     paragraphs_weigh: bool,
     numbers: Vec<u64>,
     number_set: Vec<u64>,
+    digit_set: Vec<u64>,
     images: u32,
     links: u32,
     published_at: Option<i64>,
@@ -537,6 +559,7 @@ impl Unweighed {
             title_terms: sorted(s.title_terms),
             numbers: s.numbers,
             number_set,
+            digit_set: sorted_set(s.digits.into_iter()),
             images: s.images,
             links: s.links,
             published_at: s.published_at,
@@ -546,7 +569,11 @@ impl Unweighed {
 
     /// Approximate heap bytes (for cache budgets).
     pub fn heap_bytes(&self) -> usize {
-        8 * (self.terms.len() + self.title_terms.len() + self.numbers.len() + self.number_set.len())
+        8 * (self.terms.len()
+            + self.title_terms.len()
+            + self.numbers.len()
+            + self.number_set.len()
+            + self.digit_set.len())
             + 16 * (self.sentences.sorted.len() + self.paragraphs.sorted.len())
             + self.source.as_ref().map_or(0, |s| s.len())
     }
@@ -667,7 +694,7 @@ pub fn bounds(
     ba[MISSING] = cov_ba;
     ba[UNIQUE_PEAK] = cov_ba;
     ba[LEAD_MISSING] = lead_ba;
-    let conflict = coverage::numbers_conflict(&pa.number_set, &ub.number_set);
+    let conflict = coverage::numbers_conflict(&pa.digit_set, &ub.digit_set);
     (ab[NUMBERS_CONFLICT], ba[NUMBERS_CONFLICT]) = (Range::exact(conflict), Range::exact(conflict));
     ab[LENGTH_RATIO] = Range::exact(sanitize(coverage::length_ratio(pa.n_terms, ub.terms.len())));
     ba[LENGTH_RATIO] = Range::exact(sanitize(coverage::length_ratio(ub.terms.len(), pa.n_terms)));
@@ -755,18 +782,18 @@ fn finish_meta(a: &Meta, b: &Meta, ab: &mut [f64; N_FEATURES], ba: &mut [f64; N_
         f[LINKS] = x.links as f64 - y.links as f64;
         f[TIME] = match (x.published_at, y.published_at) {
             (Some(tx), Some(ty)) => (tx as i128 - ty as i128) as f64 / 1e6,
-            _ => 0.0,
+            _ => UNKNOWN,
         };
         f[TIME_GAP] = match (x.published_at, y.published_at) {
             (Some(tx), Some(ty)) => {
                 ((tx as i128 - ty as i128).unsigned_abs() as f64 / 60e6).ln_1p()
             }
-            _ => 0.0,
+            _ => UNKNOWN,
         };
         f[AUTHORITY_A] = x.authority;
         f[AUTHORITY_B] = y.authority;
-        for v in f.iter_mut() {
-            *v = sanitize(*v);
+        for (k, v) in f.iter_mut().enumerate() {
+            *v = sanitize_at(k, *v);
         }
     }
 }
@@ -805,6 +832,15 @@ fn sanitize(x: f64) -> f64 {
         0.0
     } else {
         x.clamp(-FEATURE_LIMIT, FEATURE_LIMIT)
+    }
+}
+
+/// [`sanitize`] for feature `k`, except that the time features keep [`UNKNOWN`].
+fn sanitize_at(k: usize, x: f64) -> f64 {
+    if x.is_nan() && (k == TIME || k == TIME_GAP) {
+        UNKNOWN
+    } else {
+        sanitize(x)
     }
 }
 
@@ -1224,14 +1260,14 @@ mod tests {
                 let (xab, xba) = compare_prepared(&sa, &pa, &sb, &pb);
                 for k in 0..N_FEATURES {
                     assert!(
-                        (ab[k] - xab[k]).abs() <= 1e-12,
+                        (ab[k] - xab[k]).abs() <= 1e-12 || (ab[k].is_nan() && xab[k].is_nan()),
                         "ab {} {} {}",
                         FEATURE_NAMES[k],
                         ab[k],
                         xab[k]
                     );
                     assert!(
-                        (ba[k] - xba[k]).abs() <= 1e-12,
+                        (ba[k] - xba[k]).abs() <= 1e-12 || (ba[k].is_nan() && xba[k].is_nan()),
                         "ba {} {} {}",
                         FEATURE_NAMES[k],
                         ba[k],
@@ -1483,10 +1519,7 @@ mod tests {
         assert_eq!(r[TIME], 59.5);
         assert_eq!((r[AUTHORITY_A], r[AUTHORITY_B]), (0.25, 0.75));
         a.published_at = None;
-        assert_eq!(
-            compare(&side(&a, &[], &[], 0.0), &side(&b, &[], &[], 0.0))[TIME],
-            0.0
-        );
+        assert!(compare(&side(&a, &[], &[], 0.0), &side(&b, &[], &[], 0.0))[TIME].is_nan());
         // Extreme timestamps do not overflow.
         a.published_at = Some(i64::MAX);
         let c = Document {
@@ -1510,12 +1543,17 @@ mod tests {
                 let we = [y, x];
                 let r = compare(&side(&td, &wd, &[x], x), &side(&e, &we, &[y], y));
                 for (k, v) in r.iter().enumerate() {
+                    if k == TIME || k == TIME_GAP {
+                        assert!(v.is_nan(), "no times: {} is unknown", FEATURE_NAMES[k]);
+                        continue;
+                    }
                     assert!(v.is_finite(), "{} = {v}", FEATURE_NAMES[k]);
                     assert!(v.abs() <= FEATURE_LIMIT);
                 }
             }
         }
         assert_eq!(sanitize(f64::NAN), 0.0);
+        assert!(sanitize_at(TIME_GAP, UNKNOWN).is_nan());
         assert_eq!(sanitize(f64::INFINITY), FEATURE_LIMIT);
         assert_eq!(sanitize(f64::NEG_INFINITY), -FEATURE_LIMIT);
         // Weight slices shorter than the term lists and stray segment indices: no panic.
@@ -1525,7 +1563,10 @@ mod tests {
             terms: vec![1000],
         });
         let r = compare(&side(&broken, &[1.0], &[], 0.0), &side(&e, &[], &[], 0.0));
-        assert!(r.iter().all(|v| v.is_finite()));
+        assert!(r
+            .iter()
+            .enumerate()
+            .all(|(k, v)| v.is_finite() || k == TIME || k == TIME_GAP));
     }
 
     /// A 500-word news-like document: 25 sentences of 20 words from a Zipf-ish

@@ -14,7 +14,10 @@
 //!   shares any key. See "imatch keys" below.
 //! - `topwords` (Lande et al., "6 of 12 keywords"): one CRC32 per each of the
 //!   `topwords` heaviest terms; candidates share at least `min_shared` keys. A
-//!   document with fewer distinct terms than `min_shared` is never a candidate.
+//!   document with fewer distinct terms than `pad_to` gets keys of its whole term
+//!   set up to `pad_to` ones, so texts of the same few words stay candidates; with
+//!   no padding (collections created by 0.1.0) such a short document is a
+//!   candidate only when it has `min_shared` keys.
 //! - `longest` (the 2009 Habr method for short texts): one CRC32 per each of the
 //!   `longest` longest terms of at least `min_letters` characters; similarity is
 //!   shared keys / the smaller key count, candidates reach `threshold` (0.8).
@@ -195,7 +198,8 @@ pub struct SignatureOptions {
     pub variants: usize,
     /// imatch: share of the vocabulary each variant drops, in `[0, 1)`; default 0.3.
     pub drop_fraction: f64,
-    /// topwords: keys per document, in [`LIST_RANGE`]; default 16.
+    /// topwords: keys per document, in [`LIST_RANGE`]; default 12 (new collections
+    /// are created with 16, see [`new_collection_options`]).
     pub topwords: usize,
     /// longest: keys per document, in [`LIST_RANGE`]; default 15.
     pub longest: usize,
@@ -204,25 +208,56 @@ pub struct SignatureOptions {
     /// imatch: seed of the variants' term hash; default 0.
     pub seed: u64,
     /// topwords: a document with fewer distinct terms than this gets set keys up to
-    /// this many, so that two short texts of the same words still share enough keys;
-    /// the collection's `min_shared_keys` (default 4).
+    /// this many, so that two short texts of the same words still share enough keys
+    /// (`signature_pad`; default 0, new collections get their `min_shared_keys`).
+    /// Fixed when the collection is created: it changes stored signatures, unlike
+    /// `min_shared_keys`, which only changes the scan.
     pub pad_to: usize,
 }
 
 impl Default for SignatureOptions {
     fn default() -> Self {
         SignatureOptions {
-            scheme: Scheme::Topwords,
+            scheme: Scheme::Imatch,
             signature_words: 2,
             variants: 6,
             drop_fraction: 0.3,
-            topwords: 16,
+            topwords: 12,
             longest: 15,
             min_letters: 4,
             seed: 0,
-            pad_to: 4,
+            pad_to: 0,
         }
     }
+}
+
+/// What a collection created today starts with, under the options its creator gave
+/// (which win): `topwords` signatures of 16 words, candidates sharing 4 keys, short
+/// texts padded to their `min_shared_keys`. The defaults of
+/// [`SignatureOptions::default`] and [`crate::limits::Limits::default`] are those of
+/// collections created before these were written out (0.1.0), so that a collection's
+/// stored signatures never change meaning when the library is upgraded.
+pub fn new_collection_options(
+    given: &serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut o = given.clone();
+    let unset = |o: &serde_json::Map<String, serde_json::Value>, k: &str| {
+        o.get(k).is_none_or(|x| x.is_null())
+    };
+    for (k, v) in [
+        ("signature_scheme", serde_json::Value::from("topwords")),
+        ("signature_topwords", 16.into()),
+        ("min_shared_keys", 4.into()),
+    ] {
+        if unset(&o, k) {
+            o.insert(k.to_string(), v);
+        }
+    }
+    if unset(&o, "signature_pad") {
+        let pad = o["min_shared_keys"].clone();
+        o.insert("signature_pad".to_string(), pad);
+    }
+    o
 }
 
 /// `v` as an integer in `range`: JSON integers, or numbers with no fraction (`2.0`).
@@ -304,8 +339,8 @@ impl SignatureOptions {
         if let Some(x) = get("signature_min_letters") {
             o.min_letters = json_count("signature_min_letters", x, MIN_LETTERS_RANGE)?;
         }
-        if let Some(x) = get("min_shared_keys") {
-            o.pad_to = json_count("min_shared_keys", x, 1..=256)?;
+        if let Some(x) = get("signature_pad") {
+            o.pad_to = json_count("signature_pad", x, 0..=256)?;
         }
         if let Some(x) = get("signature_seed") {
             o.seed = x.as_u64().ok_or_else(|| {
@@ -931,10 +966,58 @@ mod tests {
     }
 
     #[test]
+    fn new_collection_options_fill_what_was_not_given() {
+        let m = |v: serde_json::Value| v.as_object().unwrap().clone();
+        let o = new_collection_options(&m(serde_json::json!({})));
+        assert_eq!(
+            serde_json::Value::Object(o.clone()),
+            serde_json::json!({"signature_scheme": "topwords", "signature_topwords": 16,
+                               "min_shared_keys": 4, "signature_pad": 4})
+        );
+        let s = SignatureOptions::from_json(&serde_json::Value::Object(o)).unwrap();
+        assert_eq!((s.scheme, s.topwords, s.pad_to), (Scheme::Topwords, 16, 4));
+        // What the creator gave wins; the padding follows the creator's min_shared_keys.
+        let o = new_collection_options(&m(serde_json::json!({
+            "signature_scheme": "imatch", "min_shared_keys": 6, "signature_topwords": null})));
+        assert_eq!(o["signature_scheme"], "imatch");
+        assert_eq!(o["signature_topwords"], 16);
+        assert_eq!(o["signature_pad"], 6);
+        let o = new_collection_options(&m(serde_json::json!({"signature_pad": 0})));
+        assert_eq!(o["signature_pad"], 0);
+    }
+
+    #[test]
+    fn topwords_pads_short_texts_with_term_set_keys() {
+        let opts = SignatureOptions {
+            scheme: Scheme::Topwords,
+            topwords: 16,
+            pad_to: 4,
+            ..SignatureOptions::default()
+        };
+        let doc = |words: &str| doc_of(&[words]);
+        let w = vec![1.0; 3];
+        let a = signature(&doc("alpha beta gamma"), &w, &opts);
+        let b = signature(&doc("alpha beta gamma"), &w, &opts);
+        let c = signature(&doc("alpha beta delta"), &w, &opts);
+        assert_eq!(a.keys.len(), 4);
+        assert!(is_candidate(&a, &b, 4, 0.8));
+        // Two shared words are not enough: the set keys differ.
+        assert_eq!(a.shared_keys(&c), 2);
+        assert!(!is_candidate(&a, &c, 4, 0.8));
+        // Unpadded (a 0.1.0 collection): three keys never reach four shared.
+        let plain = SignatureOptions { pad_to: 0, ..opts };
+        let a0 = signature(&doc("alpha beta gamma"), &w, &plain);
+        assert_eq!(a0.keys.len(), 3);
+        assert!(!is_candidate(&a0, &a0, 4, 0.8));
+        // A text with no terms gets no keys at all.
+        assert!(signature(&Document::default(), &[], &opts).keys.is_empty());
+    }
+
+    #[test]
     fn options_from_json() {
         let d = SignatureOptions::default();
-        assert_eq!(d.scheme, Scheme::Topwords);
-        assert_eq!((d.topwords, d.pad_to), (16, 4));
+        assert_eq!(d.scheme, Scheme::Imatch);
+        assert_eq!((d.topwords, d.pad_to), (12, 0));
         assert_eq!(
             (
                 d.signature_words,
@@ -943,7 +1026,7 @@ mod tests {
                 d.longest,
                 d.min_letters
             ),
-            (2, 6, 16, 15, 4)
+            (2, 6, 12, 15, 4)
         );
         assert_eq!(
             SignatureOptions::from_json(&serde_json::json!({})).unwrap(),
@@ -971,7 +1054,7 @@ mod tests {
                 longest: 10,
                 min_letters: 5,
                 seed: u64::MAX,
-                pad_to: 4,
+                pad_to: 0,
             }
         );
         let o = SignatureOptions::from_json(&serde_json::json!({"signature_words": null})).unwrap();

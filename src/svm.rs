@@ -303,14 +303,16 @@ pub struct Scaler {
 }
 
 impl Scaler {
-    /// Fits on the rows of `x` (already feature-selected and sanitised).
+    /// Fits on the rows of `x` (already feature-selected and sanitised), over the
+    /// known values of each column (NaN is "does not apply", see [`crate::features::UNKNOWN`]).
     fn fit(x: &Array2<f64>) -> Scaler {
-        let n = x.nrows().max(1) as f64;
         let mut mean = Vec::with_capacity(x.ncols());
         let mut std = Vec::with_capacity(x.ncols());
         for col in x.columns() {
-            let m = col.sum() / n;
-            let var = col.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n;
+            let known = || col.iter().filter(|v| !v.is_nan());
+            let n = known().count().max(1) as f64;
+            let m = known().sum::<f64>() / n;
+            let var = known().map(|v| (v - m) * (v - m)).sum::<f64>() / n;
             let s = var.sqrt();
             mean.push(if m.is_finite() { m } else { 0.0 });
             std.push(if s.is_finite() && s > 1e-12 { s } else { 1.0 });
@@ -318,10 +320,11 @@ impl Scaler {
         Scaler { mean, std }
     }
 
+    /// Standardises `x` in place; an unknown value becomes the mean (0).
     fn apply(&self, x: &mut Array2<f64>) {
         for mut row in x.rows_mut() {
             for ((v, m), s) in row.iter_mut().zip(&self.mean).zip(&self.std) {
-                *v = (*v - m) / s;
+                *v = if v.is_nan() { 0.0 } else { (*v - m) / s };
             }
         }
     }
@@ -625,12 +628,14 @@ impl SplitMix64 {
     }
 }
 
+/// ±∞ counts as 0; NaN stays: it is [`crate::features::UNKNOWN`] (the scaler fits on known values
+/// only, and an unknown value counts as the feature's training mean).
 #[inline]
 fn sanitise(v: f64) -> f64 {
-    if v.is_finite() {
-        v
-    } else {
+    if v.is_infinite() {
         0.0
+    } else {
+        v
     }
 }
 
@@ -880,12 +885,16 @@ fn fit_model(rows: &[&Example], features: &[usize], opts: &TrainOptions) -> Resu
 
 impl Model {
     /// Decision value for a full-length feature vector (selects `self.features`,
-    /// scales, evaluates). Positive = duplicate. Non-finite or missing (vector
-    /// too short) values count as 0, as in training. Linear allocates nothing.
+    /// scales, evaluates). Positive = duplicate. ±∞ and missing (vector too short)
+    /// values count as 0, [`crate::features::UNKNOWN`] ones as the training mean, as in training.
+    /// Linear allocates nothing.
     pub fn decision(&self, x_full: &[f64]) -> f64 {
         match self.kernel {
             Kernel::Linear => self
-                .linear(|f, _| Some(sanitise(x_full.get(f).copied().unwrap_or(0.0))))
+                .linear(|f, _, m| {
+                    let v = sanitise(x_full.get(f).copied().unwrap_or(0.0));
+                    Some(if v.is_nan() { m } else { v })
+                })
                 .unwrap_or(0.0),
             Kernel::Rbf { .. } => self.decision_scaled(&self.scale(x_full)),
         }
@@ -904,11 +913,15 @@ impl Model {
             return None;
         }
         match self.kernel {
-            Kernel::Linear => self.linear(|f, w| {
+            Kernel::Linear => self.linear(|f, w, m| {
                 let r = ranges
                     .get(f)
                     .copied()
                     .unwrap_or(crate::features::Range { lo: 0.0, hi: 0.0 });
+                // An unknown value (both ends NaN) is the mean, as in `decision`.
+                if r.lo.is_nan() && r.hi.is_nan() {
+                    return Some(m);
+                }
                 // `sanitise` maps ±∞ to 0 and is not monotone there: only finite
                 // ends are bounds.
                 (r.lo.is_finite() && r.hi.is_finite()).then_some(if w >= 0.0 { r.hi } else { r.lo })
@@ -917,9 +930,9 @@ impl Model {
         }
     }
 
-    /// bias + Σ w·(v − mean)/std over the used features, `v = value(feature, w)`
-    /// (None from `value` is None). Linear models only.
-    fn linear(&self, mut value: impl FnMut(usize, f64) -> Option<f64>) -> Option<f64> {
+    /// bias + Σ w·(v − mean)/std over the used features, `v = value(feature, w,
+    /// mean)` (None from `value` is None). Linear models only.
+    fn linear(&self, mut value: impl FnMut(usize, f64, f64) -> Option<f64>) -> Option<f64> {
         let mut acc = self.bias;
         for ((&f, &w), (m, s)) in self
             .features
@@ -927,7 +940,7 @@ impl Model {
             .zip(&self.weights)
             .zip(self.scaler.mean.iter().zip(&self.scaler.std))
         {
-            acc += w * ((value(f, w)? - m) / s);
+            acc += w * ((value(f, w, *m)? - m) / s);
         }
         Some(acc)
     }
@@ -979,7 +992,14 @@ impl Model {
         self.features
             .iter()
             .zip(self.scaler.mean.iter().zip(&self.scaler.std))
-            .map(|(&f, (m, s))| (sanitise(x_full.get(f).copied().unwrap_or(0.0)) - m) / s)
+            .map(|(&f, (m, s))| {
+                let v = sanitise(x_full.get(f).copied().unwrap_or(0.0));
+                if v.is_nan() {
+                    0.0
+                } else {
+                    (v - m) / s
+                }
+            })
             .collect()
     }
 
@@ -1439,13 +1459,27 @@ mod tests {
         let mut x = data[0].x.clone();
         x[1] = f64::NAN;
         x[2] = f64::INFINITY;
-        let mut zeroed = data[0].x.clone();
-        zeroed[1] = 0.0;
-        zeroed[2] = 0.0;
+        // NaN is unknown: the feature's training mean; ±∞ is 0.
+        let k = m.features.iter().position(|&f| f == 1).unwrap();
+        let mut known = data[0].x.clone();
+        known[1] = m.scaler.mean[k];
+        known[2] = 0.0;
         assert!(m.decision(&x).is_finite());
-        assert_eq!(m.decision(&x), m.decision(&zeroed));
+        assert_eq!(m.decision(&x), m.decision(&known));
+        assert_eq!(m.contributions(&x)[1], 0.0);
+        let mut r: Vec<crate::features::Range> = data[0]
+            .x
+            .iter()
+            .map(|&v| crate::features::Range { lo: v, hi: v })
+            .collect();
+        r[1] = crate::features::Range {
+            lo: f64::NAN,
+            hi: f64::NAN,
+        };
+        r[2] = crate::features::Range { lo: 0.0, hi: 0.0 };
+        assert_eq!(m.decision_upper(&r), Some(m.decision(&x)));
         assert!(m.decision(&[]).is_finite()); // too short: missing = 0
-                                              // non-finite training values are zeroed too
+                                              // Unknown training values are left out of the scaler and imputed; ±∞ is 0.
         let mut dirty = data.clone();
         dirty[0].x[0] = f64::NAN;
         dirty[1].x[3] = f64::NEG_INFINITY;

@@ -51,7 +51,7 @@ SELECT count(*) AS texts, count(*) FILTER (WHERE duplicate_of IS NOT NULL) AS ma
        count(DISTINCT duplicate_of) AS originals_with_copies FROM fortunes;
 
 \echo
-\echo '== some Russian near-duplicates that are not exact copies (no model: the threshold rule decides)'
+\echo '== some Russian near-duplicates that are not exact copies (the built-in model decides)'
 SELECT o.id AS original, d.id AS copy, o.file AS original_file, d.file AS copy_file,
        left(regexp_replace(o.body, '\s+', ' ', 'g'), 55) AS original_text,
        left(regexp_replace(d.body, '\s+', ' ', 'g'), 55) AS copy_text

@@ -1023,7 +1023,8 @@ pub fn document_weights(
 
 // ---- catalog ------------------------------------------------------------------
 
-/// Creates a collection. Options are validated by later features (signature settings).
+/// Creates a collection. The options it is given are stored with today's defaults
+/// for what they leave out (see [`crate::signature::new_collection_options`]).
 #[pg_extern(volatile, parallel_unsafe)]
 fn create_collection(
     name: &str,
@@ -1041,13 +1042,16 @@ fn create_collection(
     let lang = Lang::parse(lang).or_raise();
     let weighting = Weighting::parse(weighting).or_raise();
     Params::new(weighting, k1, b).or_raise();
-    if !options.0.is_object() {
+    let serde_json::Value::Object(given) = &options.0 else {
         raise(DedupError::invalid_parameter(
             "options must be a jsonb object",
-        ));
-    }
-    crate::signature::SignatureOptions::from_json(&options.0).or_raise();
-    crate::limits::Limits::from_json(&options.0).or_raise();
+        ))
+    };
+    // Written out whole, so that a later library's defaults never change what the
+    // stored signatures mean.
+    let options = serde_json::Value::Object(crate::signature::new_collection_options(given));
+    crate::signature::SignatureOptions::from_json(&options).or_raise();
+    crate::limits::Limits::from_json(&options).or_raise();
     let lang_s = match lang {
         Lang::Auto => "auto",
         Lang::Russian => "russian",
@@ -1080,7 +1084,7 @@ fn create_collection(
                 weighting.as_str().into(),
                 k1.into(),
                 b.into(),
-                options.into(),
+                JsonB(options).into(),
             ],
         )
         .unwrap_or_else(|e| spi_err(e));

@@ -13,14 +13,19 @@ q() { local db=$1; shift; sudo -u postgres psql -X -q -t -A -v ON_ERROR_STOP=1 "
 for db in pg_dedup_up_old pg_dedup_up_new; do
   q postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" 2>/dev/null
 done
+# $2: how the table is enabled. Under 0.1.0 a collection's options were stored
+# empty (the library's defaults then: imatch, 12 words, 6 keys, k1 1.2, the threshold
+# rule); the current version is given the same settings by name.
 setup() {
+  q "$1" >/dev/null <<SQL
+SET client_min_messages = warning;
+$2
+SQL
   q "$1" >/dev/null <<'SQL'
 SET client_min_messages = warning;
 CREATE FUNCTION story(s int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
   SELECT string_agg('w' || (abs(hashtext(s || ':' || j)) % 3000), ' ' ORDER BY j) || '. Итог ' || s || '.'
   FROM generate_series(1, 30) AS j $$;
-CREATE TABLE upnews (id bigint PRIMARY KEY, body text);
-SELECT dedup.enable('upnews', 'body');
 CREATE TABLE pairs_src AS
 SELECT dedup.to_document(story(i)) AS a,
        dedup.to_document(CASE WHEN i % 2 = 0 THEN story(i) ELSE story(i + 1000) END) AS b,
@@ -31,10 +36,15 @@ INSERT INTO upnews SELECT i, story(CASE WHEN i % 4 = 0 THEN i - 1 ELSE i END) FR
 SQL
 }
 q pg_dedup_up_old -c "CREATE EXTENSION pg_dedup VERSION '0.1.0'"
-setup pg_dedup_up_old
+setup pg_dedup_up_old "CREATE TABLE upnews (id bigint PRIMARY KEY, body text);
+SELECT dedup.enable('upnews', 'body');
+UPDATE dedup.collections SET options = '{}' WHERE name = 'upnews';"
 q pg_dedup_up_old -c "ALTER EXTENSION pg_dedup UPDATE"
 q pg_dedup_up_new -c "CREATE EXTENSION pg_dedup"
-setup pg_dedup_up_new
+setup pg_dedup_up_new "CREATE TABLE upnews (id bigint PRIMARY KEY, body text);
+SELECT dedup.create_collection('upnews', k1 => 1.2,
+  options => '{\"signature_scheme\": \"imatch\", \"signature_topwords\": 12, \"min_shared_keys\": 6}');
+SELECT dedup.enable('upnews', 'body', model => 'threshold');"
 catalog() {
   q "$1" <<'SQL'
 SELECT 'version ' || extversion FROM pg_extension WHERE extname = 'pg_dedup'

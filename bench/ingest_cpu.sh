@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Backend CPU per trigger insert of short documents (40-80 words, every 5th a
+# reprint), the current defaults against those of 0.1.0, in one INSERT ... SELECT
+# each, read from /proc/<backend pid>/stat (user + system time) around the statement.
+#   bash bench/ingest_cpu.sh [--rows N]      (default 50000)
+# Uses the installed extension and the bench cluster (/tmp/pg_dedup_bench, port 54331).
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+rows=50000
+while (($#)); do
+  case "$1" in
+    --rows) rows=$2; shift ;;
+    *) echo "unknown option: $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+keep=${KEEP_CLUSTER:-0}
+bash "$REPO/scripts/cluster.sh" start /tmp/pg_dedup_bench 54331
+((keep)) || trap 'bash "$REPO/scripts/cluster.sh" stop /tmp/pg_dedup_bench' EXIT
+q() { sudo -u postgres psql -X -q -t -A -v ON_ERROR_STOP=1 -h /tmp/pg_dedup_bench -p 54331 "$@"; }
+q -d postgres -c "DROP DATABASE IF EXISTS dedup_cpu" -c "CREATE DATABASE dedup_cpu" >/dev/null
+q -d dedup_cpu >/dev/null <<SQL
+CREATE EXTENSION pg_dedup;
+CREATE FUNCTION story(s bigint) RETURNS text LANGUAGE sql IMMUTABLE AS \$\$
+  SELECT string_agg('w' || (abs(hashtext(s || ':' || j)) % 20000), ' ' ORDER BY j) || '. Итог ' || (s % 997) || '.'
+  FROM generate_series(1, 40 + (abs(hashtext(s::text)) % 41)) AS j \$\$;
+CREATE TABLE stream AS SELECT i, story(CASE WHEN i % 5 = 0 THEN i - 3 ELSE i END) AS body
+FROM generate_series(1, $rows) AS i;
+SQL
+tick=$(getconf CLK_TCK)
+run() { # name, collection options, k1, model
+  q -d dedup_cpu <<SQL
+SET client_min_messages = warning;
+CREATE TABLE t_$1 (id bigint PRIMARY KEY, body text);
+SELECT dedup.create_collection('t_$1', k1 => $3, options => '$2') \\g /dev/null
+SELECT dedup.enable('t_$1', 'body', collection => 't_$1', model => $4) \\g /dev/null
+SELECT pg_backend_pid() AS pid \\gset
+\\! awk '{print "before", \$14 + \$15}' /proc/:pid/stat
+INSERT INTO t_$1 SELECT i, body FROM stream ORDER BY i;
+\\! awk '{print "after", \$14 + \$15}' /proc/:pid/stat
+SELECT 'marked ' || count(duplicate_of) FROM t_$1;
+SQL
+}
+declare -A us
+for cfg in "old|{\"signature_scheme\": \"imatch\", \"signature_topwords\": 12, \"min_shared_keys\": 6}|1.2|'threshold'" \
+           "new|{}|2.0|NULL"; do
+  IFS='|' read -r name opts k1 model <<<"$cfg"
+  out=$(run "$name" "$opts" "$k1" "$model")
+  b=$(sed -n 's/^before //p' <<<"$out") a=$(sed -n 's/^after //p' <<<"$out") m=$(sed -n 's/^marked //p' <<<"$out")
+  us[$name]=$(echo "scale=1; ($a - $b) * 1000000 / $tick / $rows" | bc)
+  label="0.1.0 defaults (imatch, 12 words, threshold rule)"
+  [ "$name" = new ] && label="current defaults (topwords 16/4, k1 2.0, model default)"
+  printf '%-58s backend CPU %6s us per insert, %s of %s rows marked\n' "$label" "${us[$name]}" "$m" "$rows"
+done
+printf 'current / 0.1.0: %.2f\n' "$(echo "${us[new]} / ${us[old]}" | bc -l)"

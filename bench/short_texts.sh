@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Short texts: pg_dedup's cross-validated pair score against pg_trgm similarity() on
+# ParaPhraser and MSRP (see bench/short_texts.py).
+#   bash bench/short_texts.sh [--data DIR] [--strict]
+# Uses the installed extension and the bench cluster (/tmp/pg_dedup_bench, port 54331).
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+data=$REPO/../shared/data
+args=()
+while (($#)); do
+  case "$1" in
+    --data) data=$2; shift ;;
+    *) args+=("$1") ;;
+  esac
+  shift
+done
+[ -d "$data/paraphraser_ru" ] || { echo "no $data/paraphraser_ru: this measurement needs ../shared/data" >&2; exit 1; }
+py=python3
+if [ -x "$REPO/bench/.venv/bin/python" ]; then py=$REPO/bench/.venv/bin/python; fi
+$py -c "import psycopg" 2>/dev/null || {
+  python3 -m venv "$REPO/bench/.venv"
+  "$REPO/bench/.venv/bin/pip" install -q --disable-pip-version-check "psycopg[binary]"
+  py=$REPO/bench/.venv/bin/python
+}
+keep=${KEEP_CLUSTER:-0}
+bash "$REPO/scripts/cluster.sh" start /tmp/pg_dedup_bench 54331
+((keep)) || trap 'bash "$REPO/scripts/cluster.sh" stop /tmp/pg_dedup_bench' EXIT
+psql_() { sudo -u postgres psql -X -q -h /tmp/pg_dedup_bench -p 54331 "$@"; }
+psql_ -d postgres -c "DROP DATABASE IF EXISTS dedup_short" -c "CREATE DATABASE dedup_short"
+psql_ -d dedup_short -c "CREATE EXTENSION pg_dedup" -c "CREATE EXTENSION IF NOT EXISTS pg_trgm"
+$py "$REPO/bench/short_texts.py" "$data" "${args[@]}"
