@@ -200,11 +200,12 @@ BEGIN
     EXECUTE format('ALTER INDEX %s SET (fastupdate = off)', idx);
     IF n > 0 THEN
         EXECUTE format('ANALYZE %s', tbl);
-        EXECUTE format('WITH g AS (SELECT key, group_id, is_original FROM dedup.groups(%L)), '
-                       'o AS (SELECT group_id, key AS original FROM g WHERE is_original) '
-                       'UPDATE %s t SET duplicate_of = o.original::%s, dedup_verdict = ''a_duplicates_b'' '
-                       'FROM g JOIN o USING (group_id) WHERE NOT g.is_original AND t.%I::text = g.key',
-                       tbl, tbl, key_type, key_col);
+        -- What the trigger would have marked, the rows taken earliest first (not
+        -- connected groups: two texts quoted in one anthology are not each other's
+        -- copies).
+        EXECUTE format('UPDATE %s t SET duplicate_of = o.original::%s, dedup_verdict = ''a_duplicates_b'' '
+                       'FROM dedup._originals(%L::regclass::oid, NULL) o WHERE t.%I::text = o.key',
+                       tbl, key_type, tbl, key_col);
     END IF;
 
     -- dedup_doc is among them: a document set by hand is replaced by the text's own,
@@ -302,31 +303,31 @@ CREATE EVENT TRIGGER dedup_forget_dropped ON sql_drop EXECUTE FUNCTION dedup._fo
 
 CREATE FUNCTION dedup.is_duplicate(tbl regclass, body text, title text DEFAULT NULL,
                                    published_at timestamptz DEFAULT NULL, source text DEFAULT NULL)
-    RETURNS boolean STABLE PARALLEL SAFE LANGUAGE sql
+    RETURNS boolean STABLE PARALLEL RESTRICTED LANGUAGE sql
     AS $$ SELECT dedup._is_duplicate(tbl::oid, body, title, published_at, source) $$;
 COMMENT ON FUNCTION dedup.is_duplicate(regclass, text, text, timestamptz, text) IS
     'The trigger''s decision for a text, without inserting it: true when it duplicates a row of tbl';
 
 CREATE FUNCTION dedup.find_original(tbl regclass, doc dedup.document)
-    RETURNS TABLE(key text, verdict dedup.verdict, score float8) STABLE STRICT PARALLEL SAFE LANGUAGE sql
+    RETURNS TABLE(key text, verdict dedup.verdict, score float8) STABLE STRICT PARALLEL RESTRICTED LANGUAGE sql
     AS $$ SELECT * FROM dedup._find_original(tbl::oid, doc) $$;
 COMMENT ON FUNCTION dedup.find_original(regclass, dedup.document) IS
     'The originals (first of each chain) that doc duplicates in tbl, best first';
 
 CREATE FUNCTION dedup.pairs(tbl regclass, model text DEFAULT NULL)
-    RETURNS TABLE(a text, b text, verdict dedup.verdict, score float8) STABLE PARALLEL SAFE LANGUAGE sql
+    RETURNS TABLE(a text, b text, verdict dedup.verdict, score float8) STABLE PARALLEL RESTRICTED LANGUAGE sql
     AS $$ SELECT * FROM dedup._pairs(tbl::oid, model) $$;
 COMMENT ON FUNCTION dedup.pairs(regclass, text) IS
     'Every duplicate pair of tbl (a < b by key), candidates found through the signature index';
 
 CREATE FUNCTION dedup.groups(tbl regclass, model text DEFAULT NULL)
-    RETURNS TABLE(key text, group_id bigint, is_original boolean) STABLE PARALLEL SAFE LANGUAGE sql
+    RETURNS TABLE(key text, group_id bigint, is_original boolean) STABLE PARALLEL RESTRICTED LANGUAGE sql
     AS $$ SELECT * FROM dedup._groups(tbl::oid, model) $$;
 COMMENT ON FUNCTION dedup.groups(regclass, text) IS
     'Connected groups of duplicates; the original is the earliest document, then the most authoritative';
 
 CREATE FUNCTION dedup.matrix_quality(tbl regclass, model text DEFAULT NULL)
-    RETURNS TABLE(pairs bigint, symmetry float8, transitivity float8) STABLE PARALLEL SAFE LANGUAGE sql
+    RETURNS TABLE(pairs bigint, symmetry float8, transitivity float8) STABLE PARALLEL RESTRICTED LANGUAGE sql
     AS $$ SELECT * FROM dedup._matrix_quality(tbl::oid, model) $$;
 COMMENT ON FUNCTION dedup.matrix_quality(regclass, text) IS
     'Lande et al.''s symmetry S and transitivity T of the duplicate relation of tbl';

@@ -61,6 +61,32 @@ STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'set_collection_options_wrapper';
 
+CREATE  FUNCTION "_originals"(
+	"tbl" oid, /* pg_sys :: Oid */
+	"model" TEXT /* Option < & str > */
+) RETURNS TABLE (
+	"key" TEXT,  /* String */
+	"original" TEXT  /* String */
+)
+STABLE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_originals_wrapper';
+
+-- Table lookups run only in the leader: in a parallel worker they failed with
+-- "cannot assign XIDs during a parallel operation".
+ALTER FUNCTION dedup._candidates(oid, dedup.signature, integer) PARALLEL RESTRICTED;
+ALTER FUNCTION dedup.candidates(regclass, dedup.signature, integer) PARALLEL RESTRICTED;
+ALTER FUNCTION dedup._is_duplicate(oid, text, text, timestamptz, text) PARALLEL RESTRICTED;
+ALTER FUNCTION dedup.is_duplicate(regclass, text, text, timestamptz, text) PARALLEL RESTRICTED;
+ALTER FUNCTION dedup._find_original(oid, dedup.document) PARALLEL RESTRICTED;
+ALTER FUNCTION dedup.find_original(regclass, dedup.document) PARALLEL RESTRICTED;
+ALTER FUNCTION dedup._pairs(oid, text) PARALLEL RESTRICTED;
+ALTER FUNCTION dedup.pairs(regclass, text) PARALLEL RESTRICTED;
+ALTER FUNCTION dedup._groups(oid, text) PARALLEL RESTRICTED;
+ALTER FUNCTION dedup.groups(regclass, text) PARALLEL RESTRICTED;
+ALTER FUNCTION dedup._matrix_quality(oid, text) PARALLEL RESTRICTED;
+ALTER FUNCTION dedup.matrix_quality(regclass, text) PARALLEL RESTRICTED;
+
 CREATE FUNCTION "_statement_end"()
 	RETURNS TRIGGER
 	LANGUAGE c
@@ -215,11 +241,12 @@ BEGIN
     EXECUTE format('ALTER INDEX %s SET (fastupdate = off)', idx);
     IF n > 0 THEN
         EXECUTE format('ANALYZE %s', tbl);
-        EXECUTE format('WITH g AS (SELECT key, group_id, is_original FROM dedup.groups(%L)), '
-                       'o AS (SELECT group_id, key AS original FROM g WHERE is_original) '
-                       'UPDATE %s t SET duplicate_of = o.original::%s, dedup_verdict = ''a_duplicates_b'' '
-                       'FROM g JOIN o USING (group_id) WHERE NOT g.is_original AND t.%I::text = g.key',
-                       tbl, tbl, key_type, key_col);
+        -- What the trigger would have marked, the rows taken earliest first (not
+        -- connected groups: two texts quoted in one anthology are not each other's
+        -- copies).
+        EXECUTE format('UPDATE %s t SET duplicate_of = o.original::%s, dedup_verdict = ''a_duplicates_b'' '
+                       'FROM dedup._originals(%L::regclass::oid, NULL) o WHERE t.%I::text = o.key',
+                       tbl, key_type, tbl, key_col);
     END IF;
 
     -- dedup_doc is among them: a document set by hand is replaced by the text's own,

@@ -123,6 +123,62 @@ pub struct Member {
     pub authority: f64,
 }
 
+/// Key order that reads integer keys as numbers ("9" before "10"), others as text.
+fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (a.parse::<i128>(), b.parse::<i128>()) {
+        (Ok(x), Ok(y)) => x.cmp(&y),
+        _ => a.cmp(b),
+    }
+}
+
+/// What the trigger would have marked had the rows arrived one by one, earliest
+/// first (by publication time, then key; a document with no time comes after
+/// those with one): a row is a copy when it duplicates an earlier row (`edges`:
+/// `(copy, of, score)`, "copy adds nothing to of", score > 0), and its original is
+/// the original of the best-scoring such row, as a reprint of a reprint points at
+/// the first original. Unlike [`groups`], two texts each contained in a third are
+/// not thereby one another's duplicates. Returns `(member, original)` for every
+/// member that is a copy.
+pub fn originals(members: &[Member], edges: &[(usize, usize, f64)]) -> Vec<(usize, usize)> {
+    let n = members.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    let t = |m: &Member| m.published_at.unwrap_or(i64::MAX);
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&members[a], &members[b]);
+        t(x).cmp(&t(y)).then_with(|| key_order(&x.key, &y.key))
+    });
+    let mut rank = vec![0usize; n];
+    for (r, &i) in order.iter().enumerate() {
+        rank[i] = r;
+    }
+    // The best earlier row each member duplicates.
+    let mut best: Vec<Option<(usize, f64)>> = vec![None; n];
+    for &(copy, of, score) in edges {
+        if copy >= n
+            || of >= n
+            || copy == of
+            || score.is_nan()
+            || score <= 0.0
+            || rank[of] >= rank[copy]
+        {
+            continue;
+        }
+        if best[copy].is_none_or(|(_, s)| score > s) {
+            best[copy] = Some((of, score));
+        }
+    }
+    let mut original: Vec<usize> = (0..n).collect();
+    let mut out = Vec::new();
+    for &i in &order {
+        if let Some((of, _)) = best[i] {
+            // `of` is earlier, so its original is settled.
+            original[i] = original[of];
+            out.push((i, original[i]));
+        }
+    }
+    out
+}
+
 /// Connected groups over duplicate edges (undirected), each with its original: the
 /// earliest document, then the most authoritative, then the smallest key. Returns
 /// `(member index, group number, is_original)` for members of groups of two or more,
@@ -181,6 +237,46 @@ pub fn groups(members: &[Member], edges: &[(usize, usize)]) -> Vec<(usize, i64, 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn originals_follow_the_stream_not_the_component() {
+        let m = |k: &str, t: Option<i64>| Member {
+            key: k.into(),
+            published_at: t,
+            authority: 0.5,
+        };
+        // 0 and 1 are each contained in 2 (an anthology); 3 reprints 1; 4 reprints 3.
+        let members = vec![
+            m("9", None),
+            m("10", None),
+            m("11", None),
+            m("12", None),
+            m("13", None),
+        ];
+        let edges = vec![
+            (0, 2, 1.0),
+            (1, 2, 1.0),
+            (3, 1, 2.0),
+            (4, 3, 1.5),
+            (4, 0, -1.0),
+        ];
+        let o = originals(&members, &edges);
+        // 0 and 1 come before 2 ("9" < "10" < "11" as numbers): neither is a copy of
+        // the later anthology, nor of each other.
+        assert_eq!(o, vec![(3, 1), (4, 1)]);
+        // Publication time comes first: with 2 published earliest, 0 and 1 are its copies.
+        let mut timed = members.clone();
+        timed[2].published_at = Some(0);
+        let o = originals(&timed, &edges);
+        assert_eq!(o, vec![(0, 2), (1, 2), (3, 2), (4, 2)]);
+        // The best-scoring earlier row wins; non-positive scores and self-edges are no edges.
+        let o = originals(
+            &members,
+            &[(4, 1, 0.5), (4, 3, 0.9), (3, 3, 5.0), (2, 0, 0.0)],
+        );
+        assert_eq!(o, vec![(4, 3)]);
+        assert!(originals(&[], &[(0, 1, 1.0)]).is_empty());
+    }
+
     use super::*;
 
     fn rho(text: f64, numbers: f64, sentences: f64) -> [f64; N_FEATURES] {

@@ -162,6 +162,7 @@ pub fn compare(a: &Side, b: &Side) -> [f64; N_FEATURES] {
     for (k, x) in r.iter_mut().enumerate() {
         *x = sanitize_at(k, *x);
     }
+    absent(da, db).apply(&mut r);
     r
 }
 
@@ -196,6 +197,9 @@ pub fn compare_both(a: &Side, b: &Side) -> ([f64; N_FEATURES], [f64; N_FEATURES]
     ba[PARAGRAPHS_INCLUSION] = inclusion_sorted(&db.paragraphs, b.weights, &pa);
     coverage_both(&Prepared::new(a), &Prepared::new(b), &mut ab, &mut ba);
     finish_both(a, b, &mut ab, &mut ba);
+    let gone = absent(da, db);
+    gone.apply(&mut ab);
+    gone.apply(&mut ba);
     (ab, ba)
 }
 
@@ -475,7 +479,20 @@ pub fn compare_prepared(
     ba[PARAGRAPHS_INCLUSION] = inclusion_prepared(&pb.paragraphs, &pa.paragraphs);
     coverage_both(pa, pb, &mut ab, &mut ba);
     finish_both(a, b, &mut ab, &mut ba);
+    let gone = absent(a.doc, b.doc);
+    gone.apply(&mut ab);
+    gone.apply(&mut ba);
     (ab, ba)
+}
+
+/// [`Absent`] of two documents.
+fn absent(a: &Document, b: &Document) -> Absent {
+    Absent::of(
+        a.title_terms.len(),
+        b.title_terms.len(),
+        a.numbers.len(),
+        b.numbers.len(),
+    )
 }
 
 // ---- bounds before weighing ---------------------------------------------------------
@@ -698,6 +715,14 @@ pub fn bounds(
     (ab[NUMBERS_CONFLICT], ba[NUMBERS_CONFLICT]) = (Range::exact(conflict), Range::exact(conflict));
     ab[LENGTH_RATIO] = Range::exact(sanitize(coverage::length_ratio(pa.n_terms, ub.terms.len())));
     ba[LENGTH_RATIO] = Range::exact(sanitize(coverage::length_ratio(ub.terms.len(), pa.n_terms)));
+    let gone = Absent::of(
+        a.doc.title_terms.len(),
+        ub.title_terms.len(),
+        a.doc.numbers.len(),
+        ub.numbers.len(),
+    );
+    gone.apply_ranges(&mut ab);
+    gone.apply_ranges(&mut ba);
     (ab, ba)
 }
 
@@ -832,6 +857,51 @@ fn sanitize(x: f64) -> f64 {
         0.0
     } else {
         x.clamp(-FEATURE_LIMIT, FEATURE_LIMIT)
+    }
+}
+
+/// What a pair lacks on both sides (or, for the conflict, on either) makes the
+/// features about it [`UNKNOWN`] rather than "equal": two untitled texts do not
+/// have equal titles, and two texts without numbers do not agree on numbers. (Read
+/// as equal, they pushed every short untitled text towards "duplicate".)
+#[derive(Clone, Copy)]
+struct Absent {
+    titles: bool,
+    numbers: bool,
+    conflict: bool,
+}
+
+impl Absent {
+    fn of(a_titles: usize, b_titles: usize, a_numbers: usize, b_numbers: usize) -> Absent {
+        Absent {
+            titles: a_titles == 0 && b_titles == 0,
+            numbers: a_numbers == 0 && b_numbers == 0,
+            conflict: a_numbers == 0 || b_numbers == 0,
+        }
+    }
+
+    /// The features this makes unknown.
+    fn features(self) -> impl Iterator<Item = usize> {
+        [
+            (self.titles, TITLE),
+            (self.numbers, NUMBERS_INCLUSION),
+            (self.numbers, NUMBERS_SEQUENCE),
+            (self.conflict, NUMBERS_CONFLICT),
+        ]
+        .into_iter()
+        .filter_map(|(absent, k)| absent.then_some(k))
+    }
+
+    fn apply(self, f: &mut [f64; N_FEATURES]) {
+        for k in self.features() {
+            f[k] = UNKNOWN;
+        }
+    }
+
+    fn apply_ranges(self, f: &mut [Range; N_FEATURES]) {
+        for k in self.features() {
+            f[k] = Range::exact(UNKNOWN);
+        }
     }
 }
 
@@ -1351,7 +1421,9 @@ mod tests {
         t.title_terms = vec![tf("title", 1)];
         let w = ones(&t);
         let r = compare(&side(&empty, &[], &[], 0.0), &side(&empty, &[], &[], 0.0));
-        assert_eq!((r[TEXT], r[TITLE]), (0.0, 0.0));
+        assert_eq!(r[TEXT], 0.0);
+        // Neither has a title: not "equal titles" but unknown.
+        assert!(r[TITLE].is_nan());
         let r = compare(&side(&empty, &[], &[], 0.0), &side(&t, &w, &[1.0], 0.0));
         assert_eq!((r[TEXT], r[TITLE]), (1.0, 1.0));
         let r = compare(&side(&t, &w, &[1.0], 0.0), &side(&empty, &[], &[], 0.0));
@@ -1382,8 +1454,13 @@ mod tests {
         let none = mk(&[]);
         assert_eq!(f(&none, &a)[NUMBERS_INCLUSION], 0.0);
         assert_eq!(f(&a, &none)[NUMBERS_INCLUSION], 1.0);
-        assert_eq!(f(&none, &none)[NUMBERS_SEQUENCE], 0.0);
         assert_eq!(f(&none, &a)[NUMBERS_SEQUENCE], 1.0);
+        // No numbers on either side: unknown, not "the same numbers"; the conflict
+        // needs numbers on both.
+        let r = f(&none, &none);
+        assert!(r[NUMBERS_INCLUSION].is_nan() && r[NUMBERS_SEQUENCE].is_nan());
+        assert!(f(&none, &a)[NUMBERS_CONFLICT].is_nan());
+        assert_eq!(f(&a, &b)[NUMBERS_CONFLICT], 0.5);
     }
 
     #[test]
@@ -1543,8 +1620,20 @@ mod tests {
                 let we = [y, x];
                 let r = compare(&side(&td, &wd, &[x], x), &side(&e, &we, &[y], y));
                 for (k, v) in r.iter().enumerate() {
-                    if k == TIME || k == TIME_GAP {
-                        assert!(v.is_nan(), "no times: {} is unknown", FEATURE_NAMES[k]);
+                    if [
+                        TIME,
+                        TIME_GAP,
+                        NUMBERS_INCLUSION,
+                        NUMBERS_SEQUENCE,
+                        NUMBERS_CONFLICT,
+                    ]
+                    .contains(&k)
+                    {
+                        assert!(
+                            v.is_nan(),
+                            "absent on both sides: {} is unknown",
+                            FEATURE_NAMES[k]
+                        );
                         continue;
                     }
                     assert!(v.is_finite(), "{} = {v}", FEATURE_NAMES[k]);
@@ -1563,10 +1652,16 @@ mod tests {
             terms: vec![1000],
         });
         let r = compare(&side(&broken, &[1.0], &[], 0.0), &side(&e, &[], &[], 0.0));
-        assert!(r
-            .iter()
-            .enumerate()
-            .all(|(k, v)| v.is_finite() || k == TIME || k == TIME_GAP));
+        assert!(r.iter().enumerate().all(|(k, v)| v.is_finite()
+            || [
+                TIME,
+                TIME_GAP,
+                TITLE,
+                NUMBERS_INCLUSION,
+                NUMBERS_SEQUENCE,
+                NUMBERS_CONFLICT
+            ]
+            .contains(&k)));
     }
 
     /// A 500-word news-like document: 25 sentences of 20 words from a Zipf-ish

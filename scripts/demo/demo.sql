@@ -11,12 +11,13 @@ CREATE EXTENSION pg_dedup;
 -- Real English text: Debian's fortunes-min.
 CREATE TABLE fortunes (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, file text, body text);
 INSERT INTO fortunes (file, body)
-SELECT f, btrim(t, E' \n\t')
+SELECT f, btrim(t, E' \r\n\t')
 FROM (SELECT 'ru/' || name AS f FROM pg_ls_dir('/usr/share/games/fortunes/ru') AS name
       WHERE name NOT LIKE '%.dat' AND name NOT LIKE '%.u8'
       UNION ALL SELECT 'fortunes') AS files,
-     regexp_split_to_table(pg_read_file('/usr/share/games/fortunes/' || f), E'\n%\n') AS t
-WHERE btrim(t, E' \n\t') <> ''
+     -- Some files have CRLF line ends: split on either, or a whole file is one text.
+     regexp_split_to_table(replace(pg_read_file('/usr/share/games/fortunes/' || f), E'\r\n', E'\n'), E'\n%\n') AS t
+WHERE btrim(t, E' \r\n\t') <> ''
 ORDER BY f;
 
 \echo
@@ -51,13 +52,15 @@ SELECT count(*) AS texts, count(*) FILTER (WHERE duplicate_of IS NOT NULL) AS ma
        count(DISTINCT duplicate_of) AS originals_with_copies FROM fortunes;
 
 \echo
-\echo '== some Russian near-duplicates that are not exact copies (the built-in model decides)'
-SELECT o.id AS original, d.id AS copy, o.file AS original_file, d.file AS copy_file,
-       left(regexp_replace(o.body, '\s+', ' ', 'g'), 55) AS original_text,
-       left(regexp_replace(d.body, '\s+', ' ', 'g'), 55) AS copy_text
-FROM fortunes d JOIN fortunes o ON o.id = d.duplicate_of
-WHERE dedup.fingerprint(o.body) <> dedup.fingerprint(d.body) AND d.file LIKE 'ru/%'
-ORDER BY d.id LIMIT 8;
+\echo '== the Russian near-duplicates the built-in model is surest of (not exact copies)'
+\echo '   a_duplicates_b: a adds nothing to b; mutual: each adds nothing to the other'
+SELECT p.a, p.b, p.verdict, round(p.score::numeric, 2) AS score,
+       left(regexp_replace(x.body, '\s+', ' ', 'g'), 50) AS a_text,
+       left(regexp_replace(y.body, '\s+', ' ', 'g'), 50) AS b_text
+FROM dedup.pairs('fortunes') p
+JOIN fortunes x ON x.id = p.a::bigint JOIN fortunes y ON y.id = p.b::bigint
+WHERE dedup.fingerprint(x.body) <> dedup.fingerprint(y.body) AND x.file LIKE 'ru/%' AND y.file LIKE 'ru/%'
+ORDER BY p.score DESC, p.a, p.b LIMIT 8;
 
 \echo
 \echo '== the same decision at insert time: a lightly edited reprint is marked'

@@ -267,7 +267,7 @@ fn bfs_rank(n: usize, edges: &[(u32, u32)]) -> Vec<u32> {
 
 /// Every duplicate pair in an enabled table. Public as `dedup.pairs` (sql/ingest.sql).
 /// Can be cancelled while it finds and judges the pairs (see `judged_pairs`).
-#[pg_extern(stable, parallel_safe)]
+#[pg_extern(stable, parallel_restricted)]
 pub fn _pairs(
     tbl: pg_sys::Oid,
     model: Option<&str>,
@@ -293,23 +293,11 @@ pub fn _pairs(
     TableIterator::new(out)
 }
 
-/// Connected groups of duplicates; the original is the earliest document, then the
-/// most authoritative. Public as `dedup.groups`. Can be cancelled while it finds
-/// and judges the pairs (see `judged_pairs`); the grouping after is near-linear.
-#[pg_extern(stable, parallel_safe)]
-pub fn _groups(
-    tbl: pg_sys::Oid,
-    model: Option<&str>,
-) -> TableIterator<
-    'static,
-    (
-        name!(key, String),
-        name!(group_id, i64),
-        name!(is_original, bool),
-    ),
-> {
-    privilege::require_read(tbl, "dedup.groups");
-    let (rows, info) = as_owner(|| judged_pairs(tbl, model));
+/// A judged pair over member indices: `(a, b, score_ab, score_ba)`.
+type Judged = (usize, usize, f64, f64);
+
+/// The documents of the pairs judged duplicates in some direction, and those pairs.
+fn duplicate_graph(rows: Vec<PairRow>, info: &HashMap<String, Info>) -> (Vec<Member>, Vec<Judged>) {
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut members: Vec<Member> = Vec::new();
     let mut edges = Vec::new();
@@ -332,11 +320,55 @@ pub fn _groups(
             i
         };
         let (a, b) = (id(p.a), id(p.b));
-        edges.push((a, b));
+        edges.push((a, b, p.score_ab, p.score_ba));
     }
+    (members, edges)
+}
+
+/// Connected groups of duplicates; the original is the earliest document, then the
+/// most authoritative. Public as `dedup.groups`. Can be cancelled while it finds
+/// and judges the pairs (see `judged_pairs`); the grouping after is near-linear.
+#[pg_extern(stable, parallel_restricted)]
+pub fn _groups(
+    tbl: pg_sys::Oid,
+    model: Option<&str>,
+) -> TableIterator<
+    'static,
+    (
+        name!(key, String),
+        name!(group_id, i64),
+        name!(is_original, bool),
+    ),
+> {
+    privilege::require_read(tbl, "dedup.groups");
+    let (rows, info) = as_owner(|| judged_pairs(tbl, model));
+    let (members, judged) = duplicate_graph(rows, &info);
+    let edges: Vec<(usize, usize)> = judged.iter().map(|&(a, b, _, _)| (a, b)).collect();
     let out: Vec<_> = decide::groups(&members, &edges)
         .into_iter()
         .map(|(i, g, o)| (members[i].key.clone(), g, o))
+        .collect();
+    TableIterator::new(out)
+}
+
+/// Each row that duplicates an earlier one, with the original the trigger would
+/// have given it (see [`decide::originals`]): what `dedup.enable` marks when it
+/// backfills a table. Can be cancelled while it finds and judges the pairs.
+#[pg_extern(stable, parallel_restricted)]
+pub fn _originals(
+    tbl: pg_sys::Oid,
+    model: Option<&str>,
+) -> TableIterator<'static, (name!(key, String), name!(original, String))> {
+    privilege::require_read(tbl, "dedup.enable");
+    let (rows, info) = as_owner(|| judged_pairs(tbl, model));
+    let (members, judged) = duplicate_graph(rows, &info);
+    let edges: Vec<(usize, usize, f64)> = judged
+        .iter()
+        .flat_map(|&(a, b, ab, ba)| [(a, b, ab), (b, a, ba)])
+        .collect();
+    let out: Vec<_> = decide::originals(&members, &edges)
+        .into_iter()
+        .map(|(i, o)| (members[i].key.clone(), members[o].key.clone()))
         .collect();
     TableIterator::new(out)
 }
@@ -345,7 +377,7 @@ pub fn _groups(
 /// Public as `dedup.matrix_quality`. Can be cancelled while it finds and judges
 /// the pairs (see `judged_pairs`) and while it counts paths (cubic in the size of
 /// a dense group: `metrics::matrix_quality_checked`, about every millisecond).
-#[pg_extern(stable, parallel_safe)]
+#[pg_extern(stable, parallel_restricted)]
 pub fn _matrix_quality(
     tbl: pg_sys::Oid,
     model: Option<&str>,

@@ -698,7 +698,8 @@ impl<'c> Weigher<'c> {
                 // term instead, as for a collection that is too large.
                 return false;
             }
-            fresh.reserve(split.len());
+            let own = DELTA.with(|d| d.borrow().term_changes(self.coll.id));
+            fresh.reserve(split.len() + own);
             for ((term, df), cf) in split.into_iter().zip(dfs).zip(cfs) {
                 let stat = TermStat { df, cf };
                 fresh.insert(term.into(), Cached { stat, read_at });
@@ -706,16 +707,21 @@ impl<'c> Weigher<'c> {
             true
         });
         if complete {
-            // This transaction's own changes, terms it added first included.
-            let own = DELTA.with(|d| d.borrow().terms_of(self.coll.id));
-            for (term, (df, cf)) in own {
-                let e = fresh.entry(term.as_str().into()).or_insert(Cached {
-                    stat: TermStat::default(),
-                    read_at,
-                });
-                e.stat.df += df;
-                e.stat.cf += cf;
-            }
+            // This transaction's own changes, terms it added first included, merged
+            // straight in (a bulk load's are every term it has written).
+            DELTA.with(|d| {
+                d.borrow().each_term(self.coll.id, |term, df, cf| {
+                    let e = match fresh.get_mut(term) {
+                        Some(e) => e,
+                        None => fresh.entry(term.into()).or_insert(Cached {
+                            stat: TermStat::default(),
+                            read_at,
+                        }),
+                    };
+                    e.stat.df += df;
+                    e.stat.cf += cf;
+                })
+            });
         }
         if complete {
             self.terms = fresh;

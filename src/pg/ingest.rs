@@ -720,7 +720,7 @@ pub fn _forget(tbl: pg_sys::Oid, doc: DocumentDatum) {
 
 /// Whether the text would be a duplicate in `tbl`: the trigger's decision, without
 /// inserting anything or touching statistics. Uses the table's model.
-#[pg_extern(stable, parallel_safe)]
+#[pg_extern(stable, parallel_restricted)]
 pub fn _is_duplicate(
     tbl: pg_sys::Oid,
     body: Option<&str>,
@@ -743,7 +743,7 @@ pub fn _is_duplicate(
 }
 
 /// The rows a document duplicates, as their originals (the first of a chain), best first.
-#[pg_extern(stable, strict, parallel_safe)]
+#[pg_extern(stable, strict, parallel_restricted)]
 pub fn _find_original(
     tbl: pg_sys::Oid,
     doc: DocumentDatum,
@@ -775,8 +775,10 @@ pub fn _find_original(
             (j.duplicate_of.unwrap_or(j.key), v, j.score_new_dup)
         })
         .collect();
+    // Best first, each original once (two candidates of one chain name one original).
     rows.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
-    rows.dedup_by(|a, b| a.0 == b.0);
+    let mut seen = std::collections::HashSet::new();
+    rows.retain(|r| seen.insert(r.0.clone()));
     TableIterator::new(rows)
 }
 

@@ -321,7 +321,7 @@ pub fn primary_key(tbl: pg_sys::Oid) -> Option<String> {
 
 /// Rows of `tbl` whose signature is a candidate for `sig`, found through the GIN
 /// index on the table's signature column; best first, at most `max`.
-#[pg_extern(stable, strict, parallel_safe)]
+#[pg_extern(stable, strict, parallel_restricted)]
 fn _candidates(
     tbl: pg_sys::Oid,
     sig: SignatureDatum,

@@ -59,8 +59,11 @@ const ENGLISH: &[&str] = &[
     "you're", "you've", "your", "yours", "yourself", "yourselves",
 ];
 
-fn set() -> &'static HashSet<&'static str> {
-    static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
+/// foldhash: every token of every text is looked up here.
+type StopSet = HashSet<&'static str, foldhash::fast::FixedState>;
+
+fn set() -> &'static StopSet {
+    static SET: OnceLock<StopSet> = OnceLock::new();
     SET.get_or_init(|| RUSSIAN.iter().chain(ENGLISH).copied().collect())
 }
 
