@@ -20,6 +20,7 @@ while (($#)); do
   shift
 done
 cd "$REPO"
+. "$REPO/bench/common.sh"
 if ((skip_build == 0)); then
   bash scripts/setup.sh >/dev/null
   CARGO_TARGET_DIR=$TARGET cargo pgrx install --release --pg-config /usr/bin/pg_config >/dev/null
@@ -35,9 +36,7 @@ csv=/tmp/pg_dedup_ingest_bench.csv
 # 5th a reprint of an earlier one.
 q >/dev/null <<SQL
 CREATE EXTENSION pg_dedup;
-CREATE FUNCTION story(s bigint) RETURNS text LANGUAGE sql IMMUTABLE AS \$\$
-  SELECT string_agg('w' || (abs(hashtext(s || ':' || j)) % 20000), ' ' ORDER BY j) || '. Итог ' || (s % 997) || '.'
-  FROM generate_series(1, 40 + (abs(hashtext(s::text)) % 41)) AS j \$\$;
+$STORY_SQL
 CREATE TABLE stream AS SELECT i, story(CASE WHEN i % 5 = 0 THEN i - 3 ELSE i END) AS body
 FROM generate_series(1, $rows) AS i;
 SQL

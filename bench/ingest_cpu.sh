@@ -19,16 +19,13 @@ while (($#)); do
   esac
   shift
 done
-keep=${KEEP_CLUSTER:-0}
-bash "$REPO/scripts/cluster.sh" start /tmp/pg_dedup_bench 54331
-((keep)) || trap 'bash "$REPO/scripts/cluster.sh" stop /tmp/pg_dedup_bench' EXIT
+. "$REPO/bench/common.sh"
+bench_cluster_start
 q() { sudo -u postgres psql -X -q -t -A -v ON_ERROR_STOP=1 -h /tmp/pg_dedup_bench -p 54331 "$@"; }
 q -d postgres -c "DROP DATABASE IF EXISTS dedup_cpu" -c "CREATE DATABASE dedup_cpu" >/dev/null
 q -d dedup_cpu >/dev/null <<SQL
 CREATE EXTENSION pg_dedup;
-CREATE FUNCTION story(s bigint) RETURNS text LANGUAGE sql IMMUTABLE AS \$\$
-  SELECT string_agg('w' || (abs(hashtext(s || ':' || j)) % 20000), ' ' ORDER BY j) || '. Итог ' || (s % 997) || '.'
-  FROM generate_series(1, 40 + (abs(hashtext(s::text)) % 41)) AS j \$\$;
+$STORY_SQL
 CREATE TABLE stream AS SELECT i, story(CASE WHEN i % 5 = 0 THEN i - 3 ELSE i END) AS body
 FROM generate_series(1, $rows) AS i;
 SQL

@@ -17,16 +17,9 @@ while (($#)); do
   shift
 done
 [ -d "$data/telegram_ru" ] || { echo "no $data/telegram_ru: this measurement needs ../shared/data" >&2; exit 1; }
-py=python3
-if [ -x "$REPO/bench/.venv/bin/python" ]; then py=$REPO/bench/.venv/bin/python; fi
-$py -c "import psycopg" 2>/dev/null || {
-  python3 -m venv "$REPO/bench/.venv"
-  "$REPO/bench/.venv/bin/pip" install -q --disable-pip-version-check "psycopg[binary]"
-  py=$REPO/bench/.venv/bin/python
-}
-keep=${KEEP_CLUSTER:-0}
-bash "$REPO/scripts/cluster.sh" start /tmp/pg_dedup_bench 54331
-((keep)) || trap 'bash "$REPO/scripts/cluster.sh" stop /tmp/pg_dedup_bench' EXIT
+. "$REPO/bench/common.sh"
+py=$(bench_python)
+bench_cluster_start
 psql_() { sudo -u postgres psql -X -q -h /tmp/pg_dedup_bench -p 54331 "$@"; }
 if [[ " ${args[*]} " != *" --skip-load "* ]]; then
   psql_ -d postgres -c "DROP DATABASE IF EXISTS dedup_replay" -c "CREATE DATABASE dedup_replay"
