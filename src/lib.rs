@@ -108,3 +108,4 @@ pgrx::extension_sql_file!(
         to_document
     ]
 );
+pgrx::extension_sql_file!("../sql/comments.sql", name = "comments", finalize);

@@ -28,3 +28,7 @@ FROM pg_proc p WHERE p.pronamespace = 'dedup'::regnamespace
 ORDER BY p.proname, p.oid::regprocedure::text;
 -- Every operator class passes amvalidate.
 SELECT opcname, amvalidate(oid) FROM pg_opclass WHERE opcnamespace = 'dedup'::regnamespace ORDER BY 1;
+-- Every public function of schema dedup has a comment (none listed).
+SELECT p.oid::regprocedure AS uncommented FROM pg_proc p
+WHERE p.pronamespace = 'dedup'::regnamespace AND p.proname NOT LIKE '\_%'
+  AND obj_description(p.oid, 'pg_proc') IS NULL ORDER BY 1;
