@@ -149,18 +149,18 @@ pub fn compare(a: &Side, b: &Side) -> [f64; N_FEATURES] {
     r[LINKS] = da.links as f64 - db.links as f64;
     r[TIME] = match (da.published_at, db.published_at) {
         (Some(ta), Some(tb)) => (ta as i128 - tb as i128) as f64 / 1e6,
-        _ => UNKNOWN,
+        _ => 0.0, // unknown: see `Absent`
     };
     r[TIME_GAP] = match (da.published_at, db.published_at) {
         (Some(ta), Some(tb)) => ((ta as i128 - tb as i128).unsigned_abs() as f64 / 60e6).ln_1p(),
-        _ => UNKNOWN,
+        _ => 0.0, // unknown: see `Absent`
     };
     r[AUTHORITY_A] = a.authority;
     r[AUTHORITY_B] = b.authority;
     let mut ba = [0.0; N_FEATURES];
     coverage_both(&Prepared::new(a), &Prepared::new(b), &mut r, &mut ba);
-    for (k, x) in r.iter_mut().enumerate() {
-        *x = sanitize_at(k, *x);
+    for x in r.iter_mut() {
+        *x = sanitize(*x);
     }
     absent(da, db).apply(&mut r);
     r
@@ -488,6 +488,7 @@ pub fn compare_prepared(
 /// [`Absent`] of two documents.
 fn absent(a: &Document, b: &Document) -> Absent {
     Absent::of(
+        (a.published_at, b.published_at),
         a.title_terms.len(),
         b.title_terms.len(),
         a.numbers.len(),
@@ -716,6 +717,7 @@ pub fn bounds(
     ab[LENGTH_RATIO] = Range::exact(sanitize(coverage::length_ratio(pa.n_terms, ub.terms.len())));
     ba[LENGTH_RATIO] = Range::exact(sanitize(coverage::length_ratio(ub.terms.len(), pa.n_terms)));
     let gone = Absent::of(
+        (a.doc.published_at, ub.published_at),
         a.doc.title_terms.len(),
         ub.title_terms.len(),
         a.doc.numbers.len(),
@@ -807,18 +809,18 @@ fn finish_meta(a: &Meta, b: &Meta, ab: &mut [f64; N_FEATURES], ba: &mut [f64; N_
         f[LINKS] = x.links as f64 - y.links as f64;
         f[TIME] = match (x.published_at, y.published_at) {
             (Some(tx), Some(ty)) => (tx as i128 - ty as i128) as f64 / 1e6,
-            _ => UNKNOWN,
+            _ => 0.0, // unknown: see `Absent`
         };
         f[TIME_GAP] = match (x.published_at, y.published_at) {
             (Some(tx), Some(ty)) => {
                 ((tx as i128 - ty as i128).unsigned_abs() as f64 / 60e6).ln_1p()
             }
-            _ => UNKNOWN,
+            _ => 0.0, // unknown: see `Absent`
         };
         f[AUTHORITY_A] = x.authority;
         f[AUTHORITY_B] = y.authority;
-        for (k, v) in f.iter_mut().enumerate() {
-            *v = sanitize_at(k, *v);
+        for v in f.iter_mut() {
+            *v = sanitize(*v);
         }
     }
 }
@@ -860,20 +862,31 @@ fn sanitize(x: f64) -> f64 {
     }
 }
 
-/// What a pair lacks on both sides (or, for the conflict, on either) makes the
-/// features about it [`UNKNOWN`] rather than "equal": two untitled texts do not
-/// have equal titles, and two texts without numbers do not agree on numbers. (Read
-/// as equal, they pushed every short untitled text towards "duplicate".)
+/// What a pair lacks on both sides (or, for the conflict and the times, on either)
+/// makes the features about it [`UNKNOWN`] rather than "equal": two untitled texts
+/// do not have equal titles, two texts without numbers do not agree on numbers, and
+/// a text without a time was not published the same minute. (Read as equal, they
+/// pushed every short untitled text towards "duplicate".) Applied once, after the
+/// features are computed and sanitised, on every path (`compare`, `compare_both`,
+/// `compare_prepared`, `bounds`).
 #[derive(Clone, Copy)]
 struct Absent {
+    times: bool,
     titles: bool,
     numbers: bool,
     conflict: bool,
 }
 
 impl Absent {
-    fn of(a_titles: usize, b_titles: usize, a_numbers: usize, b_numbers: usize) -> Absent {
+    fn of(
+        times: (Option<i64>, Option<i64>),
+        a_titles: usize,
+        b_titles: usize,
+        a_numbers: usize,
+        b_numbers: usize,
+    ) -> Absent {
         Absent {
+            times: times.0.is_none() || times.1.is_none(),
             titles: a_titles == 0 && b_titles == 0,
             numbers: a_numbers == 0 && b_numbers == 0,
             conflict: a_numbers == 0 || b_numbers == 0,
@@ -883,6 +896,8 @@ impl Absent {
     /// The features this makes unknown.
     fn features(self) -> impl Iterator<Item = usize> {
         [
+            (self.times, TIME),
+            (self.times, TIME_GAP),
             (self.titles, TITLE),
             (self.numbers, NUMBERS_INCLUSION),
             (self.numbers, NUMBERS_SEQUENCE),
@@ -902,15 +917,6 @@ impl Absent {
         for k in self.features() {
             f[k] = Range::exact(UNKNOWN);
         }
-    }
-}
-
-/// [`sanitize`] for feature `k`, except that the time features keep [`UNKNOWN`].
-fn sanitize_at(k: usize, x: f64) -> f64 {
-    if x.is_nan() && (k == TIME || k == TIME_GAP) {
-        UNKNOWN
-    } else {
-        sanitize(x)
     }
 }
 
@@ -1642,7 +1648,6 @@ mod tests {
             }
         }
         assert_eq!(sanitize(f64::NAN), 0.0);
-        assert!(sanitize_at(TIME_GAP, UNKNOWN).is_nan());
         assert_eq!(sanitize(f64::INFINITY), FEATURE_LIMIT);
         assert_eq!(sanitize(f64::NEG_INFINITY), -FEATURE_LIMIT);
         // Weight slices shorter than the term lists and stray segment indices: no panic.
