@@ -92,6 +92,16 @@ CREATE FUNCTION "_statement_end"()
 	LANGUAGE c
 	AS 'MODULE_PATHNAME', '_statement_end_wrapper';
 
+CREATE FUNCTION "_statement_start"()
+	RETURNS TRIGGER
+	LANGUAGE c
+	AS 'MODULE_PATHNAME', '_statement_start_wrapper';
+
+CREATE FUNCTION "_row_stored"()
+	RETURNS TRIGGER
+	LANGUAGE c
+	AS 'MODULE_PATHNAME', '_row_stored_wrapper';
+
 -- The delete trigger runs with the owner's rights.
 CREATE OR REPLACE FUNCTION dedup._delete_trigger() RETURNS trigger
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp
@@ -259,7 +269,13 @@ BEGIN
                    'FOR EACH ROW EXECUTE FUNCTION dedup._delete_trigger()', tbl);
     EXECUTE format('CREATE TRIGGER dedup_truncate_trigger AFTER TRUNCATE ON %s '
                    'FOR EACH STATEMENT EXECUTE FUNCTION dedup._truncate_trigger()', tbl);
-    -- Releases the signature-key locks of the statement's last row (src/pg/keylocks.rs).
+    -- Follow each statement, so that rows counted but never stored (ON CONFLICT, a
+    -- later trigger) leave the statistics (src/pg/statement.rs); the end also
+    -- releases the signature-key locks of the statement's last row (src/pg/keylocks.rs).
+    EXECUTE format('CREATE TRIGGER dedup_statement_start BEFORE INSERT OR UPDATE ON %s '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_start()', tbl);
+    EXECUTE format('CREATE TRIGGER dedup_row_stored AFTER INSERT OR UPDATE OF %s ON %s '
+                   'FOR EACH ROW EXECUTE FUNCTION dedup._row_stored()', text_cols, tbl);
     EXECUTE format('CREATE TRIGGER dedup_statement_end AFTER INSERT OR UPDATE ON %s '
                    'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_end()', tbl);
     RETURN n;
@@ -279,6 +295,8 @@ BEGIN
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_trigger ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_delete_trigger ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', tbl);
+    EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_start ON %s', tbl);
+    EXECUTE format('DROP TRIGGER IF EXISTS dedup_row_stored ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_truncate_trigger ON %s', tbl);
     EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dedup_sig, DROP COLUMN IF EXISTS dedup_doc, '
                    'DROP COLUMN IF EXISTS duplicate_of, DROP COLUMN IF EXISTS dedup_verdict', tbl);
@@ -296,7 +314,11 @@ COMMENT ON FUNCTION dedup.set_collection_options(text, jsonb) IS
 COMMENT ON FUNCTION dedup.collection_limits(text) IS
     'What a collection enforces, defaults filled in: the trigger reads these, not the session settings';
 COMMENT ON FUNCTION dedup._statement_end() IS
-    'Statement trigger dedup.enable installs: releases the signature-key locks of the statement''s last row';
+    'Statement trigger dedup.enable installs: releases the signature-key locks of the statement''s last row and checks its statistics changes against the rows stored';
+COMMENT ON FUNCTION dedup._statement_start() IS
+    'Statement trigger dedup.enable installs: opens the statement''s own level of statistics changes';
+COMMENT ON FUNCTION dedup._row_stored() IS
+    'AFTER row trigger dedup.enable installs: records each stored row, so rows the executor dropped after the row trigger leave the statistics';
 
 -- Tables enabled under 0.1.0 get the triggers dedup.enable now installs.
 DO $$
@@ -314,6 +336,10 @@ BEGIN
                        'FOR EACH ROW EXECUTE FUNCTION dedup._trigger()', cols, e.tbl);
         EXECUTE format('CREATE TRIGGER dedup_truncate_trigger AFTER TRUNCATE ON %s '
                        'FOR EACH STATEMENT EXECUTE FUNCTION dedup._truncate_trigger()', e.tbl);
+        EXECUTE format('CREATE TRIGGER dedup_statement_start BEFORE INSERT OR UPDATE ON %s '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_start()', e.tbl);
+        EXECUTE format('CREATE TRIGGER dedup_row_stored AFTER INSERT OR UPDATE OF %s ON %s '
+                       'FOR EACH ROW EXECUTE FUNCTION dedup._row_stored()', cols, e.tbl);
         EXECUTE format('CREATE TRIGGER dedup_statement_end AFTER INSERT OR UPDATE ON %s '
                        'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_end()', e.tbl);
     END LOOP;

@@ -169,6 +169,10 @@ fn segments_json(doc: &Document, segs: &[Segment]) -> Value {
 pub fn to_text(doc: &Document) -> String {
     let mut m = Map::new();
     m.insert("v".into(), Value::from(TEXT_VERSION));
+    // Written when it is not 1 (0.1.0's analyser, which documents without it are).
+    if doc.analyzer != 1 {
+        m.insert("analyzer".into(), Value::from(doc.analyzer));
+    }
     m.insert("words".into(), Value::from(doc.words));
     m.insert("images".into(), Value::from(doc.images));
     m.insert("links".into(), Value::from(doc.links));
@@ -290,8 +294,9 @@ fn parse_segments(v: Option<&Value>, key: &str, terms: &[TermFreq]) -> Result<Ve
 pub fn from_text(s: &str) -> Result<Document> {
     let v: Value = serde_json::from_str(s).map_err(|e| bad(e.to_string()))?;
     let m = v.as_object().ok_or_else(|| bad("expected a JSON object"))?;
-    const KEYS: [&str; 12] = [
+    const KEYS: [&str; 13] = [
         "v",
+        "analyzer",
         "words",
         "images",
         "links",
@@ -353,7 +358,15 @@ pub fn from_text(s: &str) -> Result<Document> {
     };
     let sentences = parse_segments(m.get("sentences"), "sentences", &terms)?;
     let paragraphs = parse_segments(m.get("paragraphs"), "paragraphs", &terms)?;
+    let analyzer = match m.get("analyzer") {
+        None => 1,
+        Some(v) => match v.as_u64().map(u16::try_from) {
+            Some(Ok(a)) if a >= 1 => a,
+            _ => return Err(bad("\"analyzer\" must be a version number from 1 to 65535")),
+        },
+    };
     Ok(Document {
+        analyzer,
         words: get_u32(m, "words")?,
         images: get_u32(m, "images")?,
         links: get_u32(m, "links")?,
@@ -395,6 +408,7 @@ mod tests {
 
     fn sample() -> Document {
         Document {
+            analyzer: 1,
             // Sorted by bytes: Latin before Cyrillic.
             terms: vec![
                 TermFreq {
@@ -450,6 +464,44 @@ mod tests {
         let mut v = b.clone();
         v[0] = 99;
         assert!(Document::decode(&v).is_err());
+    }
+
+    #[test]
+    fn the_analyser_version_is_recorded_and_read_back() {
+        use crate::document::{analyzer_of, ANALYZER_VERSION};
+        let mut d = sample();
+        // Version 1 is written as nothing: 0.1.0's bytes are unchanged.
+        let one = d.encode();
+        assert_eq!(
+            (analyzer_of(&one), Document::decode(&one).unwrap().analyzer),
+            (1, 1)
+        );
+        assert!(!to_text(&d).contains("analyzer"));
+        assert_eq!(ANALYZER_VERSION, 1);
+        for v in [2u16, 300, u16::MAX] {
+            d.analyzer = v;
+            let b = d.encode();
+            assert_eq!(
+                b.len(),
+                one.len()
+                    + if v < 128 {
+                        1
+                    } else if v < 16384 {
+                        2
+                    } else {
+                        3
+                    }
+            );
+            assert_eq!(analyzer_of(&b), v);
+            assert_eq!(Document::decode(&b).unwrap(), d);
+            let t = to_text(&d);
+            assert!(t.contains(&format!("\"analyzer\":{v}")), "{t}");
+            assert_eq!(from_text(&t).unwrap(), d);
+        }
+        assert!(from_text(r#"{"v":1,"analyzer":0}"#).is_err());
+        assert!(from_text(r#"{"v":1,"analyzer":70000}"#).is_err());
+        assert_eq!(from_text(r#"{"v":1,"analyzer":1}"#).unwrap().analyzer, 1);
+        assert_eq!(analyzer_of(&[]), 1);
     }
 
     #[test]
@@ -966,6 +1018,7 @@ mod tests {
         let terms = rand_terms(r);
         let n = terms.len();
         Document {
+            analyzer: 1 + r.below(3) as u16,
             title_terms: rand_terms(r),
             numbers: (0..r.below(5)).map(|_| rand_number(r)).collect(),
             sentences: rand_segments(r, n),

@@ -65,7 +65,14 @@ pub struct Segment {
     pub terms: Vec<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Default)]
+/// The version of what `crate::text` makes of a text: its words, stems, stop words,
+/// numbers and segments. Bump it whenever one text would analyse differently, so
+/// that documents stored by an older analyser are told apart from new ones
+/// (`Document::analyzer`) rather than silently compared term by term. Version 1 is
+/// 0.1.0's analyser, which documents without a recorded version come from.
+pub const ANALYZER_VERSION: u16 = 1;
+
+#[derive(Debug, Clone, PartialEq)]
 pub struct Document {
     /// Body terms, sorted, unique.
     pub terms: Vec<TermFreq>,
@@ -84,6 +91,27 @@ pub struct Document {
     pub words: u32,
     /// 128-bit hash of the normalised word sequence (the exact-duplicate key).
     pub fingerprint: u128,
+    /// The analyser version that made it ([`ANALYZER_VERSION`]).
+    pub analyzer: u16,
+}
+
+impl Default for Document {
+    fn default() -> Self {
+        Document {
+            terms: Vec::new(),
+            title_terms: Vec::new(),
+            numbers: Vec::new(),
+            sentences: Vec::new(),
+            paragraphs: Vec::new(),
+            images: 0,
+            links: 0,
+            published_at: None,
+            source: None,
+            words: 0,
+            fingerprint: 0,
+            analyzer: ANALYZER_VERSION,
+        }
+    }
 }
 
 impl Document {
@@ -123,7 +151,9 @@ impl Document {
 //
 //   u8   format version (FORMAT_VERSION)
 //   16B  xxh3-128 of every byte after these 17 (little-endian)   [version 2 only]
-//   u8   flags: bit 0 = published_at present, bit 1 = source present
+//   u8   flags: bit 0 = published_at present, bit 1 = source present,
+//        bit 2 = analyser version present (else version 1)
+//   var  analyser version                 if flag bit 2
 //   var  images, links, words
 //   16B  fingerprint (little-endian u128)
 //   8B   published_at (i64 LE)            if flag bit 0
@@ -165,6 +195,28 @@ pub fn stored_key(buf: &[u8]) -> Option<u128> {
     Some(u128::from_le_bytes(h))
 }
 
+/// The analyser version recorded in a stored document's header (1 when it records
+/// none, or when the bytes are too short to say).
+pub fn analyzer_of(buf: &[u8]) -> u16 {
+    let at = match buf.first() {
+        Some(&FORMAT_VERSION) => HEADER_LEN,
+        _ => 1,
+    };
+    match buf.get(at) {
+        Some(&flags) if flags & FLAG_ANALYZER != 0 => {
+            let mut v: u64 = 0;
+            for (i, &b) in buf.iter().skip(at + 1).take(3).enumerate() {
+                v |= u64::from(b & 0x7f) << (7 * i);
+                if b & 0x80 == 0 {
+                    return u16::try_from(v).unwrap_or(u16::MAX);
+                }
+            }
+            u16::MAX
+        }
+        _ => 1,
+    }
+}
+
 /// The key the document cache uses for stored bytes of any version: the version-2
 /// header's hash, or the hash of all bytes.
 pub fn content_key(buf: &[u8]) -> u128 {
@@ -173,6 +225,8 @@ pub fn content_key(buf: &[u8]) -> u128 {
 
 const FLAG_TIME: u8 = 1;
 const FLAG_SOURCE: u8 = 2;
+/// The analyser version follows the flags (a varint); without it, version 1.
+const FLAG_ANALYZER: u8 = 4;
 
 fn put_var(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
@@ -307,6 +361,23 @@ impl<'a> Reader<'a> {
             }
         }
         let flags = self.byte()?;
+        if flags & !(FLAG_TIME | FLAG_SOURCE | FLAG_ANALYZER) != 0 {
+            return Err(DedupError::invalid_binary(format!(
+                "document has unknown flags {flags:#04x}"
+            )));
+        }
+        let analyzer = if flags & FLAG_ANALYZER != 0 {
+            match u16::try_from(self.var()?) {
+                Ok(v) if v != 1 => v,
+                _ => {
+                    return Err(DedupError::invalid_binary(
+                        "document analyser version out of range",
+                    ))
+                }
+            }
+        } else {
+            1
+        };
         let images = self.u32v()?;
         let links = self.u32v()?;
         let words = self.u32v()?;
@@ -322,6 +393,7 @@ impl<'a> Reader<'a> {
             None
         };
         Ok(Head {
+            analyzer,
             images,
             links,
             words,
@@ -439,6 +511,7 @@ impl<'a> Reader<'a> {
 
 /// The fields of the binary form before the term lists.
 struct Head {
+    analyzer: u16,
     images: u32,
     links: u32,
     words: u32,
@@ -566,7 +639,13 @@ impl Document {
         if self.source.is_some() {
             flags |= FLAG_SOURCE;
         }
+        if self.analyzer != 1 {
+            flags |= FLAG_ANALYZER;
+        }
         out.push(flags);
+        if self.analyzer != 1 {
+            put_var(&mut out, self.analyzer as u64);
+        }
         put_var(&mut out, self.images as u64);
         put_var(&mut out, self.links as u64);
         put_var(&mut out, self.words as u64);
@@ -596,6 +675,7 @@ impl Document {
     pub fn decode(buf: &[u8]) -> Result<Document> {
         let mut r = Reader { buf, pos: 0 };
         let Head {
+            analyzer,
             images,
             links,
             words,
@@ -627,6 +707,7 @@ impl Document {
             source,
             words,
             fingerprint,
+            analyzer,
         })
     }
 }

@@ -93,6 +93,8 @@ pgrx::extension_sql_file!(
         "models",
         _trigger,
         _statement_end,
+        _statement_start,
+        _row_stored,
         _forget,
         _validate_enable,
         _is_duplicate,

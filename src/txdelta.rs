@@ -51,7 +51,7 @@ impl CollDelta {
         }
     }
 
-    fn merge(&mut self, other: CollDelta) {
+    pub fn merge(&mut self, other: CollDelta) {
         self.n_docs += other.n_docs;
         self.total_len += other.total_len;
         self.changes += other.changes;
@@ -88,46 +88,179 @@ impl CollDelta {
     }
 }
 
-/// The changes of one transaction, per subtransaction level (innermost last).
+/// One INSERT or UPDATE statement on an enabled table, followed from its start to
+/// its end so that rows its BEFORE trigger counted but the table never received
+/// (`INSERT … ON CONFLICT`, a later BEFORE trigger that returns NULL) do not stay in
+/// the statistics. The BEFORE row trigger counts the rows it hands back to the
+/// executor; an AFTER row trigger records the tuple ids of those that were stored.
+/// When the two agree, which is the common case, nothing more is done; when they
+/// do not, the statement's changes are rebuilt from the stored rows
+/// ([`Statement::repair`]).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Statement {
+    /// The table (its oid).
+    pub tbl: u32,
+    /// Rows the BEFORE trigger handed back to the executor.
+    pub returned: u64,
+    /// Rows among them taken as given (a restore's documents), not counted.
+    pub taken_as_given: u64,
+    /// Tuple ids of the inserted rows that were stored.
+    pub inserted: Vec<u64>,
+    /// Tuple ids (old version, new version) of the updated rows that were stored.
+    pub updated: Vec<(u64, u64)>,
+    /// The statement's level also holds changes that are not its own rows' (a
+    /// nested statement, a subtransaction, a direct `add_document`).
+    pub mixed: bool,
+}
+
+/// What a statement's end does with its changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repair {
+    /// Every counted row was stored: the changes stand.
+    Keep,
+    /// Some rows were not stored: the changes are those of the stored rows, read
+    /// back from the table by their tuple ids.
+    Rebuild,
+    /// Some rows were not stored and the level cannot be rebuilt from the rows
+    /// alone: the collection is recomputed from its tables.
+    Recompute,
+}
+
+impl Statement {
+    pub fn new(tbl: u32) -> Statement {
+        Statement {
+            tbl,
+            ..Statement::default()
+        }
+    }
+
+    /// Rows the AFTER trigger saw stored.
+    pub fn stored(&self) -> u64 {
+        (self.inserted.len() + self.updated.len()) as u64
+    }
+
+    pub fn repair(&self) -> Repair {
+        if self.stored() == self.returned {
+            Repair::Keep
+        } else if self.mixed || self.taken_as_given > 0 {
+            Repair::Recompute
+        } else {
+            Repair::Rebuild
+        }
+    }
+}
+
+/// A subtransaction's changes, or a statement's (innermost last).
+#[derive(Debug)]
+struct Level {
+    sub: u32,
+    stmt: Option<Statement>,
+    colls: HashMap<i32, CollDelta>,
+}
+
+impl Level {
+    fn new(sub: u32, stmt: Option<Statement>) -> Level {
+        Level {
+            sub,
+            stmt,
+            colls: HashMap::new(),
+        }
+    }
+}
+
+/// The changes of one transaction, per subtransaction level and open statement
+/// (innermost last).
 #[derive(Default, Debug)]
 pub struct TxDelta {
-    levels: Vec<(u32, HashMap<i32, CollDelta>)>,
+    levels: Vec<Level>,
 }
 
 impl TxDelta {
     /// Records a change to collection `coll` made in subtransaction `subxact`
-    /// (PostgreSQL's SubTransactionId: 1 is the top level, inner ones are larger).
-    pub fn add(&mut self, subxact: u32, coll: i32, f: impl FnOnce(&mut CollDelta)) {
-        if self.levels.last().is_none_or(|(s, _)| *s != subxact) {
-            self.levels.push((subxact, HashMap::new()));
+    /// (PostgreSQL's SubTransactionId: 1 is the top level, inner ones are larger);
+    /// `row_of` is the table whose row trigger made it, if one did.
+    pub fn add(
+        &mut self,
+        subxact: u32,
+        coll: i32,
+        row_of: Option<u32>,
+        f: impl FnOnce(&mut CollDelta),
+    ) {
+        if self.levels.last().is_none_or(|l| l.sub != subxact) {
+            self.levels.push(Level::new(subxact, None));
         }
-        if let Some((_, m)) = self.levels.last_mut() {
-            f(m.entry(coll).or_default());
+        if let Some(l) = self.levels.last_mut() {
+            if let Some(s) = &mut l.stmt {
+                if row_of != Some(s.tbl) {
+                    s.mixed = true;
+                }
+            }
+            f(l.colls.entry(coll).or_default());
+        }
+    }
+
+    /// A statement on table `tbl` starts (in subtransaction `subxact`).
+    pub fn open_statement(&mut self, subxact: u32, tbl: u32) {
+        self.levels
+            .push(Level::new(subxact, Some(Statement::new(tbl))));
+    }
+
+    /// The innermost open statement, when it is one on `tbl`.
+    pub fn statement(&mut self, tbl: u32) -> Option<&mut Statement> {
+        self.levels
+            .last_mut()
+            .and_then(|l| l.stmt.as_mut())
+            .filter(|s| s.tbl == tbl)
+    }
+
+    /// Ends the innermost open statement, when it is one on `tbl`: its level comes
+    /// off, with its changes, for the caller to pass to [`TxDelta::merge_down`]
+    /// (as they are or repaired).
+    pub fn close_statement(
+        &mut self,
+        tbl: u32,
+    ) -> Option<(u32, Statement, HashMap<i32, CollDelta>)> {
+        let l = self
+            .levels
+            .pop_if(|l| l.stmt.as_ref().is_some_and(|s| s.tbl == tbl))?;
+        l.stmt.map(|s| (l.sub, s, l.colls))
+    }
+
+    /// Changes made in subtransaction `sub` (a level that just ended) become those of
+    /// the level below, which is `sub`'s, or a new one.
+    pub fn merge_down(&mut self, sub: u32, colls: HashMap<i32, CollDelta>) {
+        if colls.is_empty() {
+            return;
+        }
+        match self.levels.last_mut() {
+            Some(l) if l.sub == sub => {
+                if let Some(s) = &mut l.stmt {
+                    s.mixed = true;
+                }
+                for (c, d) in colls {
+                    l.colls.entry(c).or_default().merge(d);
+                }
+            }
+            _ => self.levels.push(Level {
+                sub,
+                stmt: None,
+                colls,
+            }),
         }
     }
 
     /// Subtransaction `sub` committed into `parent`: its changes become the
     /// parent's.
     pub fn commit_sub(&mut self, sub: u32, parent: u32) {
-        if self.levels.last().is_none_or(|(s, _)| *s != sub) {
-            return;
-        }
-        let Some((_, top)) = self.levels.pop() else {
+        let Some(top) = self.levels.pop_if(|l| l.sub == sub && l.stmt.is_none()) else {
             return;
         };
-        match self.levels.last_mut() {
-            Some((s, m)) if *s == parent => {
-                for (c, d) in top {
-                    m.entry(c).or_default().merge(d);
-                }
-            }
-            _ => self.levels.push((parent, top)),
-        }
+        self.merge_down(parent, top.colls);
     }
 
-    /// Subtransaction `sub` rolled back: its changes go with it.
+    /// Subtransaction `sub` rolled back: its changes (and its statements) go with it.
     pub fn abort_sub(&mut self, sub: u32) {
-        while self.levels.last().is_some_and(|(s, _)| *s >= sub) {
+        while self.levels.last().is_some_and(|l| l.sub >= sub) {
             self.levels.pop();
         }
     }
@@ -136,20 +269,20 @@ impl TxDelta {
     pub fn n_len(&self, coll: i32) -> (i64, i64) {
         self.levels
             .iter()
-            .filter_map(|(_, m)| m.get(&coll))
+            .filter_map(|l| l.colls.get(&coll))
             .fold((0, 0), |(n, l), d| (n + d.n_docs, l + d.total_len))
     }
 
     /// Whether anything is recorded for `coll`.
     pub fn touches(&self, coll: i32) -> bool {
-        self.levels.iter().any(|(_, m)| m.contains_key(&coll))
+        self.levels.iter().any(|l| l.colls.contains_key(&coll))
     }
 
     /// The df and cf changes of one term of `coll`.
     pub fn term(&self, coll: i32, term: &str) -> (i64, i64) {
         self.levels
             .iter()
-            .filter_map(|(_, m)| m.get(&coll)?.terms.get(term))
+            .filter_map(|l| l.colls.get(&coll)?.terms.get(term))
             .fold((0, 0), |(a, b), &(df, cf)| (a + df, b + cf))
     }
 
@@ -157,7 +290,7 @@ impl TxDelta {
     /// level, so a term changed in several savepoint levels comes once per level
     /// (the changes add up).
     pub fn each_term(&self, coll: i32, mut f: impl FnMut(&str, i64, i64)) {
-        for d in self.levels.iter().filter_map(|(_, m)| m.get(&coll)) {
+        for d in self.levels.iter().filter_map(|l| l.colls.get(&coll)) {
             for (t, &(df, cf)) in &d.terms {
                 f(t, df, cf);
             }
@@ -168,7 +301,7 @@ impl TxDelta {
     pub fn term_changes(&self, coll: i32) -> usize {
         self.levels
             .iter()
-            .filter_map(|(_, m)| m.get(&coll))
+            .filter_map(|l| l.colls.get(&coll))
             .map(|d| d.terms.len())
             .sum()
     }
@@ -176,16 +309,16 @@ impl TxDelta {
     /// Drops what is recorded for `coll` (its statistics were rebuilt from the
     /// tables, which already hold this transaction's rows).
     pub fn forget(&mut self, coll: i32) {
-        for (_, m) in &mut self.levels {
-            m.remove(&coll);
+        for l in &mut self.levels {
+            l.colls.remove(&coll);
         }
     }
 
     /// Takes every change, summed over the levels, by collection id.
     pub fn take(&mut self) -> Vec<(i32, CollDelta)> {
         let mut all: HashMap<i32, CollDelta> = HashMap::new();
-        for (_, m) in std::mem::take(&mut self.levels) {
-            for (c, d) in m {
+        for l in std::mem::take(&mut self.levels) {
+            for (c, d) in l.colls {
                 all.entry(c).or_default().merge(d);
             }
         }
@@ -197,8 +330,8 @@ impl TxDelta {
     /// Takes the changes to one collection, summed over the levels.
     pub fn take_one(&mut self, coll: i32) -> Option<CollDelta> {
         let mut out: Option<CollDelta> = None;
-        for (_, m) in &mut self.levels {
-            if let Some(d) = m.remove(&coll) {
+        for l in &mut self.levels {
+            if let Some(d) = l.colls.remove(&coll) {
                 out.get_or_insert_with(CollDelta::default).merge(d);
             }
         }
@@ -227,8 +360,8 @@ mod tests {
     #[test]
     fn sums_documents() {
         let mut t = TxDelta::default();
-        t.add(1, 7, |d| doc(d, &[("a", 2), ("b", 1)], 1));
-        t.add(1, 7, |d| doc(d, &[("a", 1)], 1));
+        t.add(1, 7, None, |d| doc(d, &[("a", 2), ("b", 1)], 1));
+        t.add(1, 7, None, |d| doc(d, &[("a", 1)], 1));
         assert_eq!(t.n_len(7), (2, 4));
         assert_eq!(t.term(7, "a"), (2, 3));
         assert_eq!(t.term(7, "b"), (1, 1));
@@ -240,8 +373,8 @@ mod tests {
     #[test]
     fn removal_cancels_and_is_not_written() {
         let mut t = TxDelta::default();
-        t.add(1, 1, |d| doc(d, &[("a", 2)], 1));
-        t.add(1, 1, |d| doc(d, &[("a", 2)], -1));
+        t.add(1, 1, None, |d| doc(d, &[("a", 2)], 1));
+        t.add(1, 1, None, |d| doc(d, &[("a", 2)], -1));
         let taken = t.take();
         assert_eq!(taken.len(), 1);
         let (terms, dfs, cfs) = taken[0].1.sorted_terms();
@@ -254,9 +387,9 @@ mod tests {
     #[test]
     fn subtransactions_commit_and_abort() {
         let mut t = TxDelta::default();
-        t.add(1, 1, |d| doc(d, &[("a", 1)], 1));
-        t.add(2, 1, |d| doc(d, &[("b", 1)], 1));
-        t.add(3, 1, |d| doc(d, &[("c", 1)], 1));
+        t.add(1, 1, None, |d| doc(d, &[("a", 1)], 1));
+        t.add(2, 1, None, |d| doc(d, &[("b", 1)], 1));
+        t.add(3, 1, None, |d| doc(d, &[("c", 1)], 1));
         t.abort_sub(3);
         assert_eq!(t.term(1, "c"), (0, 0));
         t.commit_sub(2, 1);
@@ -267,7 +400,7 @@ mod tests {
         t.abort_sub(5);
         assert_eq!(t.n_len(1), (2, 2));
         // Commit into a parent that recorded nothing itself keeps the changes.
-        t.add(7, 2, |d| doc(d, &[("x", 3)], 1));
+        t.add(7, 2, None, |d| doc(d, &[("x", 3)], 1));
         t.commit_sub(7, 6);
         t.commit_sub(6, 1);
         assert_eq!(t.term(2, "x"), (1, 3));
@@ -288,20 +421,118 @@ mod tests {
     #[test]
     fn forget_drops_one_collection() {
         let mut t = TxDelta::default();
-        t.add(1, 1, |d| doc(d, &[("a", 1)], 1));
-        t.add(2, 2, |d| doc(d, &[("a", 1)], 1));
+        t.add(1, 1, None, |d| doc(d, &[("a", 1)], 1));
+        t.add(2, 2, None, |d| doc(d, &[("a", 1)], 1));
         t.forget(1);
         assert_eq!(t.n_len(1), (0, 0));
         assert!(t.take_one(1).is_none());
-        t.add(3, 2, |d| doc(d, &[("b", 2)], 1));
+        t.add(3, 2, None, |d| doc(d, &[("b", 2)], 1));
         let two = t.take_one(2).unwrap_or_default();
         assert_eq!((two.n_docs, two.total_len, two.changes), (2, 3, 2));
         assert_eq!(t.n_len(2), (0, 0));
-        t.add(1, 2, |d| doc(d, &[("a", 1)], 1));
+        t.add(1, 2, None, |d| doc(d, &[("a", 1)], 1));
         assert_eq!(t.n_len(2), (1, 1));
         let mut seen = Vec::new();
         t.each_term(2, |term, df, cf| seen.push((term.to_string(), df, cf)));
         assert_eq!(seen, vec![("a".to_string(), 1, 1)]);
         assert_eq!(t.term_changes(2), 1);
+    }
+
+    #[test]
+    fn a_statement_whose_rows_were_all_stored_keeps_its_changes() {
+        let mut t = TxDelta::default();
+        t.add(1, 1, None, |d| doc(d, &[("a", 1)], 1));
+        t.open_statement(1, 10);
+        t.add(1, 1, Some(10), |d| doc(d, &[("b", 1)], 1));
+        let s = t.statement(10).map(|s| {
+            s.returned += 1;
+            s.inserted.push(7);
+        });
+        assert!(s.is_some());
+        assert!(
+            t.statement(11).is_none(),
+            "another table's rows are not this statement's"
+        );
+        // Lookups inside the statement see its rows.
+        assert_eq!(t.n_len(1), (2, 2));
+        let (sub, st, colls) = t.close_statement(10).expect("open");
+        assert_eq!((sub, st.repair()), (1, Repair::Keep));
+        t.merge_down(sub, colls);
+        assert_eq!(t.term(1, "b"), (1, 1));
+        assert_eq!(t.levels.len(), 1, "merged into the transaction's level");
+    }
+
+    #[test]
+    fn a_row_never_stored_asks_for_a_rebuild() {
+        let mut t = TxDelta::default();
+        t.open_statement(1, 10);
+        for _ in 0..2 {
+            t.add(1, 1, Some(10), |d| doc(d, &[("b", 1)], 1));
+            if let Some(s) = t.statement(10) {
+                s.returned += 1;
+            }
+        }
+        if let Some(s) = t.statement(10) {
+            s.inserted.push(1);
+        }
+        let (_, st, _) = t.close_statement(10).expect("open");
+        assert_eq!(st.repair(), Repair::Rebuild);
+        // Restored rows were not counted: the rows cannot tell which were.
+        let mut r = st.clone();
+        r.taken_as_given = 1;
+        assert_eq!(r.repair(), Repair::Recompute);
+        r.taken_as_given = 0;
+        r.mixed = true;
+        assert_eq!(r.repair(), Repair::Recompute);
+    }
+
+    #[test]
+    fn other_changes_inside_a_statement_make_it_mixed() {
+        let mut t = TxDelta::default();
+        t.open_statement(1, 10);
+        t.add(1, 1, Some(10), |d| doc(d, &[("a", 1)], 1));
+        assert!(!t.statement(10).is_some_and(|s| s.mixed));
+        // A nested statement on another table, ended and merged down.
+        t.open_statement(1, 20);
+        t.add(1, 1, Some(20), |d| doc(d, &[("n", 1)], 1));
+        let (sub, st, colls) = t.close_statement(20).expect("nested");
+        assert_eq!(st.repair(), Repair::Keep, "nothing counted, nothing stored");
+        t.merge_down(sub, colls);
+        assert!(t.statement(10).is_some_and(|s| s.mixed));
+        assert_eq!(t.term(1, "n"), (1, 1));
+
+        let mut t = TxDelta::default();
+        t.open_statement(1, 10);
+        t.add(1, 1, None, |d| doc(d, &[("a", 1)], 1));
+        assert!(t.statement(10).is_some_and(|s| s.mixed), "a direct add");
+
+        let mut t = TxDelta::default();
+        t.open_statement(1, 10);
+        t.add(2, 1, Some(10), |d| doc(d, &[("a", 1)], 1));
+        assert!(
+            t.statement(10).is_none(),
+            "a subtransaction's level is on top"
+        );
+        t.commit_sub(2, 1);
+        assert!(
+            t.statement(10).is_some_and(|s| s.mixed),
+            "released into the statement"
+        );
+    }
+
+    #[test]
+    fn a_rolled_back_savepoint_takes_its_statements() {
+        let mut t = TxDelta::default();
+        t.add(1, 1, None, |d| doc(d, &[("a", 1)], 1));
+        t.open_statement(2, 10);
+        t.add(2, 1, Some(10), |d| doc(d, &[("b", 1)], 1));
+        t.abort_sub(2);
+        assert!(t.close_statement(10).is_none());
+        assert_eq!(t.n_len(1), (1, 1));
+        // A statement with nothing to merge leaves no level behind.
+        t.open_statement(1, 10);
+        let (sub, _, colls) = t.close_statement(10).expect("open");
+        t.merge_down(sub, colls);
+        assert_eq!(t.levels.len(), 1);
     }
 }

@@ -1200,37 +1200,46 @@ fn drop_collection(name: &str) {
 // ---- incremental statistics -----------------------------------------------------
 
 /// Adds one document to a collection's statistics; see [`apply`].
-pub fn add(coll_id: i32, doc: &Document) {
-    apply(coll_id, doc, 1);
+pub fn add(coll_id: i32, doc: &Document, row_of: Option<pg_sys::Oid>) {
+    apply(coll_id, doc, 1, row_of);
 }
 
 /// Removes one document from a collection's statistics (the inverse of [`add`]).
-pub fn remove(coll_id: i32, doc: &Document) {
-    apply(coll_id, doc, -1);
+pub fn remove(coll_id: i32, doc: &Document, row_of: Option<pg_sys::Oid>) {
+    apply(coll_id, doc, -1, row_of);
 }
 
 /// Adds (`sign = 1`) or removes (`sign = -1`) one document: recorded in this
 /// transaction's statistics changes (see [`crate::txdelta`]), which its own lookups
-/// read back at once and [`flush`] writes just before it commits.
-fn apply(coll_id: i32, doc: &Document, sign: i64) {
+/// read back at once and [`flush`] writes just before it commits. `row_of` is the
+/// table whose row trigger makes the change, if one does (see
+/// [`crate::pg::statement`]).
+fn apply(coll_id: i32, doc: &Document, sign: i64, row_of: Option<pg_sys::Oid>) {
     cache::ensure_abort_hook();
     // SAFETY: reads the backend's transaction state.
     let sub = unsafe { pg_sys::GetCurrentSubTransactionId() };
     let len = doc.length() as i64;
     DELTA.with(|d| {
-        d.borrow_mut().add(sub, coll_id, |c| {
-            c.add_doc(
-                doc.terms.iter().map(|t| (t.term.as_str(), t.tf as i64)),
-                len,
-                sign,
-            )
-        })
+        d.borrow_mut()
+            .add(sub, coll_id, row_of.map(|o| o.to_u32()), |c| {
+                c.add_doc(
+                    doc.terms.iter().map(|t| (t.term.as_str(), t.tf as i64)),
+                    len,
+                    sign,
+                )
+            })
     });
 }
 
 thread_local! {
     /// This transaction's changes to collection statistics, not yet written.
     static DELTA: RefCell<crate::txdelta::TxDelta> = RefCell::new(crate::txdelta::TxDelta::default());
+}
+
+/// Runs `f` on this transaction's statistics changes (for [`crate::pg::statement`]).
+pub fn with_own_changes<R>(f: impl FnOnce(&mut crate::txdelta::TxDelta) -> R) -> R {
+    cache::ensure_abort_hook();
+    DELTA.with(|d| f(&mut d.borrow_mut()))
 }
 
 /// This transaction's own changes to N and the total length of a collection.
@@ -1500,7 +1509,7 @@ fn flush_stats(collection: &str) -> i64 {
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn add_document(collection: &str, doc: DocumentDatum) {
     let coll = load(collection);
-    add(coll.id, &doc.decode());
+    add(coll.id, &doc.decode(), None);
     flush_collection(coll.id);
 }
 
@@ -1508,7 +1517,7 @@ fn add_document(collection: &str, doc: DocumentDatum) {
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn remove_document(collection: &str, doc: DocumentDatum) {
     let coll = load(collection);
-    remove(coll.id, &doc.decode());
+    remove(coll.id, &doc.decode(), None);
     flush_collection(coll.id);
 }
 

@@ -584,6 +584,7 @@ pub fn check(
         cands.iter().filter(|(_, f)| f.is_err()).count(),
         0,
     );
+    warn_if_other_analyzer(cfg, new.doc().analyzer, &cands);
     let mut d = decide::choose(&judged);
     // With no duplicate, the verdict is that of the closest candidate (the highest
     // "new duplicates it" value): when that says "it duplicates new", a candidate
@@ -610,7 +611,7 @@ pub fn check(
     }
     let add = store == Store::Always || (store == Store::UnlessDuplicate && d.original.is_none());
     let stored = add.then(|| {
-        collections::add(cfg.coll.id, new.doc());
+        collections::add(cfg.coll.id, new.doc(), Some(cfg.tbl));
         // Kept under the bytes it is stored as: the next inserts of a story compare
         // with it without reading it back.
         let bytes = new.doc().encode();
@@ -628,6 +629,43 @@ pub fn check(
             None
         },
         judged,
+    }
+}
+
+/// Whether this backend already warned about documents of another analyser.
+static WARNED_ANALYZER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A candidate made by another analyser version than the new document (stored
+/// before an upgrade that changed the analysis) is compared term by term all the
+/// same, which may miss a duplicate: the first time a backend meets one it says
+/// so, with the fix. See `document::ANALYZER_VERSION`.
+fn warn_if_other_analyzer(cfg: &TableConfig, new: u16, cands: &[(Candidate, Found)]) {
+    if WARNED_ANALYZER.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    let other = cands.iter().find_map(|(_, f)| {
+        let v = match f {
+            Ok(w) => w.doc().analyzer,
+            Err((s, _)) => crate::document::analyzer_of(&s.bytes),
+        };
+        (v != new).then_some(v)
+    });
+    if let Some(old) = other {
+        WARNED_ANALYZER.store(true, std::sync::atomic::Ordering::Relaxed);
+        let col = format!("\"{}\"", cfg.columns.body.replace('"', "\"\""));
+        pgrx::pg_sys::panic::ErrorReport::new(
+            PgSqlErrorCode::ERRCODE_WARNING,
+            format!(
+                "table {} holds documents made by analyser version {old}; this build's is {new}, so their verdicts may miss duplicates",
+                cfg.tname
+            ),
+            "pg_dedup",
+        )
+        .set_hint(format!(
+            "re-analyse the stored rows: UPDATE {} SET {col} = {col}",
+            cfg.tname
+        ))
+        .report(pgrx::PgLogLevel::WARNING);
     }
 }
 
@@ -707,15 +745,16 @@ pub fn check_row(
     check(cfg, doc, model, self_key, store)
 }
 
-/// Removes a stored document from its table's collection statistics.
-pub fn forget(cfg: &TableConfig, doc: &DocumentDatum) {
-    collections::remove(cfg.coll.id, &doc.decode());
+/// Removes a stored document from its table's collection statistics; `row_trigger`
+/// when the table's row trigger does it (an UPDATE's old row).
+pub fn forget(cfg: &TableConfig, doc: &DocumentDatum, row_trigger: bool) {
+    collections::remove(cfg.coll.id, &doc.decode(), row_trigger.then_some(cfg.tbl));
 }
 
 /// Removes a row's document from its table's collection statistics (UPDATE, DELETE).
 #[pg_extern(volatile, strict, parallel_unsafe)]
 pub fn _forget(tbl: pg_sys::Oid, doc: DocumentDatum) {
-    forget(&table_config(tbl), &doc);
+    forget(&table_config(tbl), &doc, false);
 }
 
 /// Whether the text would be a duplicate in `tbl`: the trigger's decision, without

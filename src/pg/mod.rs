@@ -13,6 +13,7 @@ pub mod models;
 pub mod privilege;
 pub mod scan;
 pub mod signature;
+pub mod statement;
 pub mod tests;
 pub mod trigger;
 pub mod types;

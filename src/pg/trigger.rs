@@ -14,6 +14,7 @@ use crate::pg::ingest::{self, Action, TableConfig};
 use crate::pg::models::verdict;
 use crate::pg::privilege::{self, as_owner};
 use crate::pg::raise_with;
+use crate::pg::statement;
 use crate::pg::types::DocumentDatum;
 use crate::pg::types::SignatureDatum;
 use pgrx::prelude::*;
@@ -199,6 +200,7 @@ fn _trigger<'a>(
     // The extension's own tables are read and written with its owner's rights
     // (src/pg/privilege.rs): the writer needs no rights on them.
     let Some(cfg) = ingest::enabled_table(tbl) else {
+        statement::row_returned(tbl, false);
         return Ok(Some(unchanged()));
     };
     let row = Row {
@@ -215,6 +217,7 @@ fn _trigger<'a>(
         && row.datum(dedup_col(&row, "dedup_verdict", &cfg)).is_some()
         && privilege::owns(tbl, privilege::caller())
     {
+        statement::row_returned(tbl, true);
         return Ok(Some(unchanged()));
     }
     if is_update {
@@ -225,7 +228,7 @@ fn _trigger<'a>(
         if let Some(d) = old.datum(doc_col) {
             // SAFETY: a non-null dedup.document datum.
             if let Some(doc) = unsafe { DocumentDatum::from_datum(d, false) } {
-                as_owner(|| ingest::forget(&cfg, &doc));
+                as_owner(|| ingest::forget(&cfg, &doc, true));
             }
         }
     }
@@ -340,20 +343,67 @@ fn _trigger<'a>(
             nulls.as_mut_ptr(),
         )
     };
+    statement::row_returned(tbl, false);
     // SAFETY: as above.
     Ok(Some(unsafe {
         PgHeapTuple::from_heap_tuple(pgrx::PgTupleDesc::from_pg_unchecked(desc), modified)
     }))
 }
 
+/// `dedup_statement_start`, BEFORE INSERT OR UPDATE FOR EACH STATEMENT: opens the
+/// statement's level of statistics changes (see `pg::statement`).
+#[pg_trigger]
+fn _statement_start<'a>(
+    trigger: &'a pgrx::PgTrigger<'a>,
+) -> Result<Option<PgHeapTuple<'a, AllocatedByPostgres>>, std::convert::Infallible> {
+    if let Ok(rel) = trigger.relation() {
+        statement::start(&rel);
+    }
+    Ok(None)
+}
+
+/// `dedup_row_stored`, AFTER INSERT OR UPDATE OF the text columns FOR EACH ROW:
+/// records that a row the row trigger handed back was stored (see
+/// `pg::statement`).
+#[pg_trigger]
+fn _row_stored<'a>(
+    trigger: &'a pgrx::PgTrigger<'a>,
+) -> Result<Option<PgHeapTuple<'a, AllocatedByPostgres>>, std::convert::Infallible> {
+    let data = trigger.trigger_data();
+    let Ok(tbl) = trigger.relid() else {
+        return Ok(None);
+    };
+    // SAFETY: an AFTER row trigger's slots hold the stored row (and for an update
+    // the version it replaced), with their tuple ids.
+    unsafe {
+        if matches!(trigger.op(), Ok(pgrx::PgTriggerOperation::Update)) {
+            if !data.tg_trigslot.is_null() && !data.tg_newslot.is_null() {
+                statement::row_stored(
+                    tbl,
+                    Some(&(*data.tg_trigslot).tts_tid),
+                    &(*data.tg_newslot).tts_tid,
+                );
+            }
+        } else if !data.tg_trigslot.is_null() {
+            statement::row_stored(tbl, None, &(*data.tg_trigslot).tts_tid);
+        }
+    }
+    Ok(None)
+}
+
 /// `dedup_statement_end`, AFTER INSERT OR UPDATE FOR EACH STATEMENT: every row of
 /// the statement is in the table and its index now, so the signature-key locks of
-/// its last row can go (see `pg::keylocks`) rather than wait for the commit.
+/// its last row can go (see `pg::keylocks`) rather than wait for the commit; and
+/// the statement's statistics changes are checked against the rows stored (see
+/// `pg::statement`).
 #[pg_trigger]
 fn _statement_end<'a>(
-    _trigger: &'a pgrx::PgTrigger<'a>,
+    trigger: &'a pgrx::PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByPostgres>>, std::convert::Infallible> {
     crate::pg::keylocks::release();
+    if let Ok(rel) = trigger.relation() {
+        statement::end(&rel);
+    }
     Ok(None)
 }
 

@@ -383,6 +383,7 @@ pub fn analyze_checked<E>(
     };
 
     Ok(Document {
+        analyzer: crate::document::ANALYZER_VERSION,
         terms,
         title_terms,
         numbers: nums,

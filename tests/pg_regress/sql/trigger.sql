@@ -166,3 +166,20 @@ SELECT (SELECT count(*) FROM exact_r) AS rows,
        (SELECT count(*) FROM (TABLE exact_r EXCEPT ALL TABLE query_r) d) + (SELECT count(*) FROM (TABLE query_r EXCEPT ALL TABLE exact_r) d) AS query_differs;
 SELECT dedup.disable('lossy');
 DROP TABLE lossy, lp, lossy_r, exact_r, query_r;
+
+-- A stored document records the analyser version that made it (none written: 1).
+-- A candidate made by another version is compared all the same, and the first
+-- backend that meets one warns, with the fix.
+CREATE TABLE older (id int PRIMARY KEY, body text);
+SELECT dedup.enable('older', 'body');
+INSERT INTO older VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей после решения ЦБ.');
+SELECT dedup_doc::text LIKE '%"analyzer"%' AS version_written FROM older;
+-- A row restored by the owner with a document of analyser version 2 (taken as given).
+INSERT INTO older (id, body, dedup_doc, dedup_sig, dedup_verdict)
+SELECT 2, body, d, dedup.signature(d, 'older'), 'distinct'
+FROM (SELECT body, regexp_replace(dedup_doc::text, '^\{', '{"analyzer":2,')::dedup.document AS d FROM older WHERE id = 1) s;
+SELECT id, dedup_doc::text LIKE '{"analyzer":2,%' AS analyzer_2 FROM older ORDER BY id;
+INSERT INTO older VALUES (3, 'Курс доллара на Московской бирже вырос до 92 рублей после решения ЦБ.');
+SELECT id, duplicate_of FROM older ORDER BY id;
+SELECT dedup.disable('older');
+DROP TABLE older;
