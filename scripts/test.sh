@@ -9,7 +9,8 @@
 #      with default lock settings (BULK_ROWS rows, default 100000)
 #   6. dump and restore: pg_dump -Fc restored whole and data-only gives the same state
 #   7. upgrade: ALTER EXTENSION UPDATE from 0.1.0 gives a fresh install's catalog and verdicts
-#   8. crashes: kill -9 of a backend mid bulk insert, immediate shutdown mid recompute
+#   8. crashes: kill -9 of a backend mid bulk insert, immediate shutdown mid recompute,
+#      kill -9 of the background fold worker
 # Usage: scripts/test.sh [lint|unit|regress|all]   (default all; regress is tiers 2 to 8)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -89,7 +90,7 @@ if [[ $what == all || $what == regress ]]; then
   (cd "$WORK" && sudo -u postgres bash "$ROOT/tests/dump/dump_restore.sh" "${conn[@]}" -d postgres 2>&1 | grep -v 'does not exist, skipping')
   echo "== upgrade (tests/upgrade: ALTER EXTENSION UPDATE from the frozen 0.1.0 equals a fresh install)"
   (cd "$WORK" && bash "$ROOT/tests/upgrade/upgrade.sh" "${conn[@]}")
-  echo "== crashes (tests/crash: kill -9 during a bulk insert, immediate shutdown during a recompute)"
+  echo "== crashes (tests/crash: kill -9 during a bulk insert, immediate shutdown during a recompute, kill -9 of the fold worker)"
   (cd "$WORK" && bash "$ROOT/tests/crash/crash.sh" "$WORK/regress" "$PORT")
 fi
 echo "== all requested test tiers passed"

@@ -178,7 +178,8 @@ unsafe extern "C-unwind" fn on_relcache(_arg: pg_sys::Datum, relid: pg_sys::Oid)
     });
     if r == 0 || relevant {
         EPOCH.with(|e| e.set(e.get().wrapping_add(1)));
-        let now = pg_sys::GetCurrentTimestamp();
+        // SAFETY: reads the clock.
+        let now = unsafe { pg_sys::GetCurrentTimestamp() };
         LAST_INVAL.with(|l| l.set(now));
     }
 }

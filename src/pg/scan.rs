@@ -67,24 +67,27 @@ enum Inserter {
 
 /// The inserter of the slot's current tuple (a heap buffer slot).
 unsafe fn inserter(slot: *mut pg_sys::TupleTableSlot) -> Inserter {
-    let bslot = slot.cast::<pg_sys::BufferHeapTupleTableSlot>();
-    let tuple = (*bslot).base.tuple;
-    if tuple.is_null() || (*tuple).t_data.is_null() {
-        return Inserter::Visible;
-    }
-    let header = (*tuple).t_data;
-    if u32::from((*header).t_infomask) & pg_sys::HEAP_XMIN_COMMITTED != 0 {
-        return Inserter::Visible;
-    }
-    let xmin = (*header).t_choice.t_heap.t_xmin;
-    if pg_sys::TransactionIdIsCurrentTransactionId(xmin) {
-        Inserter::Visible
-    } else if pg_sys::TransactionIdIsInProgress(xmin) {
-        Inserter::InProgress(xmin)
-    } else if pg_sys::TransactionIdDidCommit(xmin) {
-        Inserter::Visible
-    } else {
-        Inserter::Aborted
+    // SAFETY: the caller upholds this function's contract (see its comment).
+    unsafe {
+        let bslot = slot.cast::<pg_sys::BufferHeapTupleTableSlot>();
+        let tuple = (*bslot).base.tuple;
+        if tuple.is_null() || (*tuple).t_data.is_null() {
+            return Inserter::Visible;
+        }
+        let header = (*tuple).t_data;
+        if u32::from((*header).t_infomask) & pg_sys::HEAP_XMIN_COMMITTED != 0 {
+            return Inserter::Visible;
+        }
+        let xmin = (*header).t_choice.t_heap.t_xmin;
+        if pg_sys::TransactionIdIsCurrentTransactionId(xmin) {
+            Inserter::Visible
+        } else if pg_sys::TransactionIdIsInProgress(xmin) {
+            Inserter::InProgress(xmin)
+        } else if pg_sys::TransactionIdDidCommit(xmin) {
+            Inserter::Visible
+        } else {
+            Inserter::Aborted
+        }
     }
 }
 
@@ -253,14 +256,17 @@ pub fn candidates(
 /// There must be an active snapshot, and a `true` result must be handed to
 /// [`pop_query_snapshot`] before the caller returns.
 pub(crate) unsafe fn push_query_snapshot(force: bool) -> bool {
-    let fresh = force
-        || (pg_sys::GetCurrentTransactionIdIfAny() != pg_sys::InvalidTransactionId
-            && !pg_sys::IsInParallelMode());
-    if fresh {
-        pg_sys::CommandCounterIncrement();
-        pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
+    // SAFETY: the caller upholds this function's contract (see its comment).
+    unsafe {
+        let fresh = force
+            || (pg_sys::GetCurrentTransactionIdIfAny() != pg_sys::InvalidTransactionId
+                && !pg_sys::IsInParallelMode());
+        if fresh {
+            pg_sys::CommandCounterIncrement();
+            pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
+        }
+        fresh
     }
-    fresh
 }
 
 /// Undoes [`push_query_snapshot`].
@@ -268,53 +274,68 @@ pub(crate) unsafe fn push_query_snapshot(force: bool) -> bool {
 /// # Safety
 /// `pushed` is what the matching [`push_query_snapshot`] returned.
 pub(crate) unsafe fn pop_query_snapshot(pushed: bool) {
-    if pushed {
-        pg_sys::PopActiveSnapshot();
+    // SAFETY: the caller upholds this function's contract (see its comment).
+    unsafe {
+        if pushed {
+            pg_sys::PopActiveSnapshot();
+        }
     }
 }
 
 /// Attribute `att` of the slot's current tuple, or None when NULL.
 unsafe fn attr(slot: *mut pg_sys::TupleTableSlot, att: i16) -> Option<pg_sys::Datum> {
-    let mut isnull = false;
-    let d = pg_sys::slot_getattr(slot, att as i32, &mut isnull);
-    (!isnull).then_some(d)
+    // SAFETY: the caller upholds this function's contract (see its comment).
+    unsafe {
+        let mut isnull = false;
+        let d = pg_sys::slot_getattr(slot, att as i32, &mut isnull);
+        (!isnull).then_some(d)
+    }
 }
 
 /// `typlen` and `typbyval` of a type.
 unsafe fn type_len_byval(typ: pg_sys::Oid) -> (i16, bool) {
-    let mut len: i16 = 0;
-    let mut byval = false;
-    pg_sys::get_typlenbyval(typ, &mut len, &mut byval);
-    (len, byval)
+    // SAFETY: the caller upholds this function's contract (see its comment).
+    unsafe {
+        let mut len: i16 = 0;
+        let mut byval = false;
+        pg_sys::get_typlenbyval(typ, &mut len, &mut byval);
+        (len, byval)
+    }
 }
 
 /// A copy of a datum in the current memory context (utils/adt/datum.c's
 /// datumCopy, for the forms a key or a document column can take).
 unsafe fn datum_copy(d: pg_sys::Datum, len: i16, byval: bool) -> pg_sys::Datum {
-    if byval {
-        return d;
+    // SAFETY: the caller upholds this function's contract (see its comment).
+    unsafe {
+        if byval {
+            return d;
+        }
+        let size = if len == -1 {
+            pgrx::varlena::varsize_any(d.cast_mut_ptr::<pg_sys::varlena>())
+        } else if len == -2 {
+            CStr::from_ptr(d.cast_mut_ptr::<std::ffi::c_char>())
+                .to_bytes_with_nul()
+                .len()
+        } else {
+            len as usize
+        };
+        let p = pg_sys::palloc(size);
+        std::ptr::copy_nonoverlapping(d.cast_mut_ptr::<u8>(), p.cast::<u8>(), size);
+        pg_sys::Datum::from(p)
     }
-    let size = if len == -1 {
-        pgrx::varlena::varsize_any(d.cast_mut_ptr::<pg_sys::varlena>())
-    } else if len == -2 {
-        CStr::from_ptr(d.cast_mut_ptr::<std::ffi::c_char>())
-            .to_bytes_with_nul()
-            .len()
-    } else {
-        len as usize
-    };
-    let p = pg_sys::palloc(size);
-    std::ptr::copy_nonoverlapping(d.cast_mut_ptr::<u8>(), p.cast::<u8>(), size);
-    pg_sys::Datum::from(p)
 }
 
 /// A datum of type `typ` as its text output (what `::text` gives for a key).
 unsafe fn output(typ: pg_sys::Oid, d: pg_sys::Datum) -> String {
-    let mut out = pg_sys::InvalidOid;
-    let mut varlena = false;
-    pg_sys::getTypeOutputInfo(typ, &mut out, &mut varlena);
-    let s = pg_sys::OidOutputFunctionCall(out, d);
-    let r = CStr::from_ptr(s).to_string_lossy().into_owned();
-    pg_sys::pfree(s.cast());
-    r
+    // SAFETY: the caller upholds this function's contract (see its comment).
+    unsafe {
+        let mut out = pg_sys::InvalidOid;
+        let mut varlena = false;
+        pg_sys::getTypeOutputInfo(typ, &mut out, &mut varlena);
+        let s = pg_sys::OidOutputFunctionCall(out, d);
+        let r = CStr::from_ptr(s).to_string_lossy().into_owned();
+        pg_sys::pfree(s.cast());
+        r
+    }
 }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Crashes lose nothing: kill -9 of a backend in the middle of a bulk INSERT ...
 # SELECT through the trigger, and an immediate shutdown in the middle of a
-# recompute. After the restart every committed row is there, none of the
-# interrupted transaction's is, and the collection statistics equal a recompute.
+# recompute, and kill -9 of the background fold worker. After the restart every
+# committed row is there, none of the interrupted transaction's is, and the
+# collection statistics equal a recompute (after the fold worker's death, once
+# dedup.flush_stats folded what it left pending).
 #   tests/crash/crash.sh CLUSTER_DIR PORT   (run as root; restarts that cluster)
 set -euo pipefail
 dir=$1 port=$2
@@ -70,5 +72,33 @@ rows=$(q -c "SELECT count(*) FROM crash")
 [ "$rows" = 5000 ] || { echo "after an immediate shutdown: $rows rows, expected 5000"; exit 1; }
 echo "immediate shutdown during a recompute: all 5000 committed rows"
 check "after an immediate shutdown"
+# 3. kill -9 of the background fold worker (dedup.stats_batch > 1): the server
+# restarts; the documents whose fold was killed are still pending, and
+# dedup.flush_stats folds them (README, "Settings").
+q -c "ALTER DATABASE pg_dedup_crash SET dedup.stats_batch = 5000" >/dev/null
+killed=
+next=5001
+for attempt in 1 2 3 4 5; do
+  q -c "INSERT INTO crash SELECT i, story(i % 700) || ' ' || i FROM generate_series($next, $((next + 5999))) AS i" >/dev/null
+  next=$((next + 6000))
+  for _ in $(seq 1 100); do
+    wpid=$(q -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'pg_dedup fold'" 2>/dev/null || true)
+    [ -n "$wpid" ] && break
+    sleep 0.02
+  done
+  if [ -n "$wpid" ]; then
+    kill -9 "$wpid" && killed=1 && break
+  fi
+done
+[ -n "$killed" ] || { echo "no fold worker was caught running in 5 attempts"; exit 1; }
+sleep 1
+wait_up
+expected=$((next - 1))
+rows=$(q -c "SELECT count(*) FROM crash")
+[ "$rows" = "$expected" ] || { echo "after kill -9 of the fold worker: $rows rows, expected $expected"; exit 1; }
+echo "kill -9 of the fold worker: all $expected committed rows"
+q -c "SELECT dedup.flush_stats('crash')" >/dev/null
+check "after kill -9 of the fold worker and dedup.flush_stats"
+
 as_pg psql -X -q -h "$dir" -p "$port" -U postgres -d postgres -c "DROP DATABASE pg_dedup_crash"
 echo "crashes lose nothing"
