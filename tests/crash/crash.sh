@@ -73,24 +73,39 @@ rows=$(q -c "SELECT count(*) FROM crash")
 echo "immediate shutdown during a recompute: all 5000 committed rows"
 check "after an immediate shutdown"
 # 3. kill -9 of the background fold worker (dedup.stats_batch > 1): the server
-# restarts; the documents whose fold was killed are still pending, and
+# restarts; the changes whose fold was killed are still pending, and
 # dedup.flush_stats folds them (README, "Settings").
-q -c "ALTER DATABASE pg_dedup_crash SET dedup.stats_batch = 5000" >/dev/null
+# A batch is counted in committed transactions: with a batch of 2, the second of
+# two loading transactions starts a worker when it commits. Twenty words of its
+# own per row give the fold ~120,000 terms to write.
+q -c "ALTER DATABASE pg_dedup_crash SET dedup.stats_batch = 2" >/dev/null
+uniq="(SELECT string_agg(translate(md5(i || ':' || g), '0123456789', 'ghijklmnop'), ' ') FROM generate_series(1, 20) AS g)"
+watch_sql="DO \$\$ DECLARE p int; BEGIN
+  FOR i IN 1..20000 LOOP
+    PERFORM pg_stat_clear_snapshot();
+    SELECT pid INTO p FROM pg_stat_activity WHERE backend_type = 'pg_dedup fold';
+    IF p IS NOT NULL THEN RAISE NOTICE 'fold worker %', p; RETURN; END IF;
+    PERFORM pg_sleep(0.002);
+  END LOOP; END \$\$"
 killed=
 next=5001
-for attempt in 1 2 3 4 5; do
-  q -c "INSERT INTO crash SELECT i, story(i % 700) || ' ' || i FROM generate_series($next, $((next + 5999))) AS i" >/dev/null
-  next=$((next + 6000))
-  for _ in $(seq 1 100); do
-    wpid=$(q -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'pg_dedup fold'" 2>/dev/null || true)
-    [ -n "$wpid" ] && break
-    sleep 0.02
-  done
-  if [ -n "$wpid" ]; then
-    kill -9 "$wpid" && killed=1 && break
+watch=$(mktemp)
+for attempt in 1 2 3; do
+  q -c "INSERT INTO crash SELECT i, story(i % 700) || ' ' || $uniq FROM generate_series($next, $((next + 2999))) AS i" >/dev/null
+  next=$((next + 3000))
+  q -c "$watch_sql" >"$watch" 2>&1 &
+  watcher=$!
+  q -c "INSERT INTO crash SELECT i, story(i % 700) || ' ' || $uniq FROM generate_series($next, $((next + 2999))) AS i" >/dev/null
+  next=$((next + 3000))
+  wait "$watcher" || true
+  wpid=$(grep -o 'fold worker [0-9]*' "$watch" | awk '{print $3}' || true)
+  if [ -n "$wpid" ] && kill -9 "$wpid" 2>/dev/null; then
+    killed=1
+    break
   fi
 done
-[ -n "$killed" ] || { echo "no fold worker was caught running in 5 attempts"; exit 1; }
+rm -f "$watch"
+[ -n "$killed" ] || { echo "no fold worker was caught running in 3 attempts"; exit 1; }
 sleep 1
 wait_up
 expected=$((next - 1))
