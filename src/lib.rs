@@ -5,6 +5,8 @@
 //! and only marshals data, reads settings and reports errors.
 
 // Pure modules: no pgrx.
+pub mod cache_policy;
+pub mod chunks;
 pub mod codec;
 mod coldbench;
 mod coverage;
@@ -20,7 +22,7 @@ pub mod features;
 pub mod fuzz_checks;
 pub mod interrupt;
 pub mod limits;
-pub mod memo;
+pub mod lru;
 pub mod metrics;
 pub mod signature;
 pub mod svm;
@@ -50,6 +52,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     gucs::init();
+    pg::xact::register();
 }
 
 /// Required by `cargo pgrx test`.

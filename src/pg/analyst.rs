@@ -3,12 +3,12 @@
 //! every candidate pair is judged in both directions, as the trigger does.
 
 use crate::decide::{self, Member};
-use crate::pg::collections::Weigher;
 use crate::pg::ingest::{score, table_config, verdict_of};
-use crate::pg::models::{self, verdict, Authorities, Loaded, Weighted};
+use crate::pg::models::{self, verdict, Authorities, Loaded, WithAuthority};
 use crate::pg::privilege::{self, as_owner};
 use crate::pg::spi_err;
 use crate::pg::types::DocRef;
+use crate::pg::weigher::Weigher;
 use pgrx::prelude::*;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -81,7 +81,7 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
         last_use[lo as usize] = p;
         last_use[hi as usize] = p;
     }
-    let mut cache: HashMap<u32, Rc<Weighted>> = HashMap::new();
+    let mut cache: HashMap<u32, Rc<WithAuthority>> = HashMap::new();
     let mut rows = Vec::with_capacity(work.len());
     let mut info: HashMap<String, Info> = HashMap::new();
     let mut i = 0;

@@ -65,60 +65,6 @@ where
     cell.with(|c| f(c.borrow_mut().current()))
 }
 
-thread_local! {
-    static HOOKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
-    if event == pg_sys::XactEvent::XACT_EVENT_PRE_COMMIT
-        || event == pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE
-    {
-        // Every row is in its table: the key locks can go before the statistics
-        // rows are taken.
-        crate::pg::keylocks::release();
-        crate::pg::collections::flush();
-    } else if event == pg_sys::XactEvent::XACT_EVENT_ABORT
-        || event == pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT
-    {
-        crate::pg::collections::discard_own_changes();
-        crate::pg::models::clear_cache();
-        crate::pg::collections::clear_backend_cache();
-        crate::pg::worker::forget_wanted();
-    } else if event == pg_sys::XactEvent::XACT_EVENT_PREPARE {
-        crate::pg::worker::forget_wanted();
-    } else if event == pg_sys::XactEvent::XACT_EVENT_COMMIT {
-        crate::pg::worker::launch_wanted();
-    }
-}
-
-/// Registers, once per backend, the transaction callback that empties the
-/// backend-level caches (models, term statistics) when a transaction aborts, and
-/// starts the background folds a committed transaction asked for.
-pub fn ensure_abort_hook() {
-    if !HOOKED.with(|h| h.replace(true)) {
-        // SAFETY: registers static functions once per backend.
-        unsafe {
-            pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
-            pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());
-        }
-    }
-}
-
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn on_subxact(
-    event: pg_sys::SubXactEvent::Type,
-    sub: pg_sys::SubTransactionId,
-    parent: pg_sys::SubTransactionId,
-    _arg: *mut std::ffi::c_void,
-) {
-    if event == pg_sys::SubXactEvent::SUBXACT_EVENT_COMMIT_SUB {
-        crate::pg::collections::subtransaction_ended(sub, parent, true);
-    } else if event == pg_sys::SubXactEvent::SUBXACT_EVENT_ABORT_SUB {
-        crate::pg::collections::subtransaction_ended(sub, parent, false);
-    }
-}
-
 // ---- kept plans -------------------------------------------------------------------
 
 use pgrx::datum::DatumWithOid;

@@ -8,14 +8,16 @@ use crate::error::DedupError;
 use crate::features::N_FEATURES;
 use crate::gucs;
 use crate::pg::cache;
-use crate::pg::collections::{self, Collection, Sketched, Weigher};
+use crate::pg::collections::{self, Collection};
 use crate::pg::config_cache;
 use crate::pg::keylocks;
-use crate::pg::models::{self, verdict, Authorities, Loaded, Weighted};
+use crate::pg::models::{self, verdict, Authorities, Loaded, WithAuthority};
 use crate::pg::privilege::{self, as_owner};
 use crate::pg::scan;
 use crate::pg::signature::options_of;
+use crate::pg::stats;
 use crate::pg::types::{DocRef, DocumentDatum, SignatureDatum, StoredDoc};
+use crate::pg::weigher::{self, Sketched, Weigher};
 use crate::pg::{raise, raise_with};
 use crate::signature::Signature;
 use crate::text::{self, AnalyzeOptions};
@@ -249,7 +251,7 @@ struct Candidate {
 /// A candidate as found: weighed, or left unweighed (and undecoded) because its
 /// bounds already rule out a duplicate either way (see [`Pruner`]), with its bytes,
 /// its sketch and the bound on "new duplicates it".
-type Found = Result<Weighted, (Rc<Sketched>, f64)>;
+type Assessed = Result<WithAuthority, (Rc<Sketched>, f64)>;
 
 /// The rows whose signatures match `sig`, best first, each weighed (through the
 /// backend document cache: a candidate seen before is neither decompressed nor
@@ -267,12 +269,12 @@ fn find_candidates(
     weigher: &mut Weigher,
     auth: &Authorities,
     prune: &Pruner,
-) -> Vec<(Candidate, Found)> {
+) -> Vec<(Candidate, Assessed)> {
     if sig.keys.is_empty() {
         return Vec::new();
     }
     // Weighs the documents of `rows`, or not (see `Pruner::rules_out`).
-    let weigh = |weigher: &mut Weigher, docs: &[&dyn StoredDoc]| -> Vec<Found> {
+    let weigh = |weigher: &mut Weigher, docs: &[&dyn StoredDoc]| -> Vec<Assessed> {
         let mut bound = vec![0.0; docs.len()];
         let mut rule = |i: usize, s: &Sketched| match prune.rules_out(s, auth) {
             Some(upper_new) => {
@@ -285,9 +287,7 @@ fn find_candidates(
         };
         let weighed = weigher.weigh_stored_unless(
             docs,
-            prune
-                .active()
-                .then_some(&mut rule as &mut collections::SkipFn),
+            prune.active().then_some(&mut rule as &mut weigher::SkipFn),
         );
         weighed
             .into_iter()
@@ -310,7 +310,7 @@ fn find_candidates(
         );
         // SAFETY: each document is a non-null copy of a `dedup.document` varlena in
         // the current memory context, alive for the rest of the row's check.
-        let rows: Vec<(scan::Found, DocRef)> = found
+        let rows: Vec<(scan::Hit, DocRef)> = found
             .into_iter()
             .filter_map(|f| {
                 let d =
@@ -398,7 +398,7 @@ fn find_candidates(
 /// [`check`] for the one case that weighs them after all). RBF models give no
 /// bound and rule nothing out.
 struct Pruner<'a> {
-    new: Option<(&'a Weighted, Option<&'a Loaded>, bool)>,
+    new: Option<(&'a WithAuthority, Option<&'a Loaded>, bool)>,
 }
 
 impl Pruner<'_> {
@@ -460,8 +460,8 @@ fn _candidate_counts() -> TableIterator<
 /// [`Candidate::in_progress`].
 fn judge(
     model: Option<&Loaded>,
-    new: &Weighted,
-    cands: &[(Candidate, Found)],
+    new: &WithAuthority,
+    cands: &[(Candidate, Assessed)],
     weigher: &mut Weigher,
     auth: &Authorities,
     reach: Option<f64>,
@@ -611,7 +611,7 @@ pub fn check(
     }
     let add = store == Store::Always || (store == Store::UnlessDuplicate && d.original.is_none());
     let stored = add.then(|| {
-        collections::add(cfg.coll.id, new.doc(), Some(cfg.tbl));
+        stats::add(cfg.coll.id, new.doc(), Some(cfg.tbl));
         // Kept under the bytes it is stored as: the next inserts of a story compare
         // with it without reading it back.
         let bytes = new.doc().encode();
@@ -639,7 +639,7 @@ static WARNED_ANALYZER: std::sync::atomic::AtomicBool = std::sync::atomic::Atomi
 /// before an upgrade that changed the analysis) is compared term by term all the
 /// same, which may miss a duplicate: the first time a backend meets one it says
 /// so, with the fix. See `document::ANALYZER_VERSION`.
-fn warn_if_other_analyzer(cfg: &TableConfig, new: u16, cands: &[(Candidate, Found)]) {
+fn warn_if_other_analyzer(cfg: &TableConfig, new: u16, cands: &[(Candidate, Assessed)]) {
     if WARNED_ANALYZER.load(std::sync::atomic::Ordering::Relaxed) {
         return;
     }
@@ -748,7 +748,7 @@ pub fn check_row(
 /// Removes a stored document from its table's collection statistics; `row_trigger`
 /// when the table's row trigger does it (an UPDATE's old row).
 pub fn forget(cfg: &TableConfig, doc: &DocumentDatum, row_trigger: bool) {
-    collections::remove(cfg.coll.id, &doc.decode(), row_trigger.then_some(cfg.tbl));
+    stats::remove(cfg.coll.id, &doc.decode(), row_trigger.then_some(cfg.tbl));
 }
 
 /// Removes a row's document from its table's collection statistics (UPDATE, DELETE).

@@ -1,8 +1,9 @@
 //! The PostgreSQL glue. Each submodule converts SQL arguments, calls the pure
 //! modules, and turns `DedupError` into an `ereport!` with its SQLSTATE.
 
-pub mod analysis;
+pub mod analyst;
 pub mod cache;
+pub mod catalog;
 pub mod collections;
 pub mod config_cache;
 pub mod document;
@@ -11,13 +12,19 @@ pub mod ingest;
 pub mod keylocks;
 pub mod models;
 pub mod privilege;
+pub mod recompute;
 pub mod scan;
 pub mod signature;
 pub mod statement;
+pub mod stats;
+pub mod stats_agg;
+pub mod stats_read;
 pub mod tests;
 pub mod trigger;
 pub mod types;
+pub mod weigher;
 pub mod worker;
+pub mod xact;
 
 use crate::error::DedupError;
 use pgrx::pg_sys::errcodes::PgSqlErrorCode;

@@ -5,8 +5,9 @@
 use crate::document::Document;
 use crate::error::DedupError;
 use crate::features::{self, Side, FEATURE_NAMES, N_FEATURES};
-use crate::pg::collections::{self, Collection, Weighed};
+use crate::pg::collections::{self, Collection};
 use crate::pg::types::{DocRef, DocumentDatum, StoredDoc};
+use crate::pg::weigher::{self, Weighed};
 use crate::pg::{query_err, spi_err};
 use crate::pg::{raise, OrRaise};
 use crate::svm::{self, Example, Kernel, Model, PairOutcome, TrainOptions};
@@ -32,12 +33,12 @@ impl From<PairOutcome> for verdict {
 // ---- one side of a comparison ------------------------------------------------------
 
 /// A weighed document and its source authority.
-pub struct Weighted {
+pub struct WithAuthority {
     pub w: Rc<Weighed>,
     pub authority: f64,
 }
 
-impl Weighted {
+impl WithAuthority {
     pub fn doc(&self) -> &Document {
         &self.w.doc
     }
@@ -54,8 +55,12 @@ impl Weighted {
 
 /// Weighs two stored documents with one statistics lookup, through the backend
 /// document cache.
-pub fn weigh_pair(a: &dyn StoredDoc, b: &dyn StoredDoc, coll: &Collection) -> (Weighted, Weighted) {
-    let mut w = collections::Weigher::new(coll, None);
+pub fn weigh_pair(
+    a: &dyn StoredDoc,
+    b: &dyn StoredDoc,
+    coll: &Collection,
+) -> (WithAuthority, WithAuthority) {
+    let mut w = weigher::Weigher::new(coll, None);
     let mut both = w.weigh_stored(&[a, b]);
     let auth = Authorities::cached(coll);
     match (both.pop(), both.pop()) {
@@ -105,13 +110,13 @@ impl Authorities {
 }
 
 /// A weighed document with its source's authority.
-pub fn with_authority(w: Rc<Weighed>, auth: &Authorities) -> Weighted {
+pub fn with_authority(w: Rc<Weighed>, auth: &Authorities) -> WithAuthority {
     let authority = auth.of(w.doc.source.as_deref());
-    Weighted { w, authority }
+    WithAuthority { w, authority }
 }
 
 /// ρ(a,b) and ρ(b,a).
-pub fn both_ways(a: &Weighted, b: &Weighted) -> ([f64; N_FEATURES], [f64; N_FEATURES]) {
+pub fn both_ways(a: &WithAuthority, b: &WithAuthority) -> ([f64; N_FEATURES], [f64; N_FEATURES]) {
     features::compare_prepared(&a.side(), &a.w.prep, &b.side(), &b.w.prep)
 }
 
@@ -211,7 +216,6 @@ fn builtin() -> Rc<Loaded> {
 
 /// The model `name`, from the cache when its version is current.
 pub fn model(name: &str) -> Rc<Loaded> {
-    crate::pg::cache::ensure_abort_hook();
     let stamp = statement_stamp();
     let epoch = crate::pg::config_cache::epoch();
     if let Some(l) = CACHE.with(|c| {
@@ -313,7 +317,7 @@ pub fn model(name: &str) -> Rc<Loaded> {
 
 // ---- classification ------------------------------------------------------------------
 
-pub fn classify(m: &Loaded, a: &Weighted, b: &Weighted) -> (verdict, f64) {
+pub fn classify(m: &Loaded, a: &WithAuthority, b: &WithAuthority) -> (verdict, f64) {
     let (ab, ba) = both_ways(a, b);
     let o = m.model.outcome(&ab, &ba);
     (o.into(), m.model.decision(&ab))

@@ -38,7 +38,7 @@ pub struct Target {
 /// A matching row: its key and `duplicate_of` as text, and its document as a datum
 /// copied into the current memory context (possibly still compressed or a TOAST
 /// pointer: it is read while the statement's snapshot is active).
-pub struct Found {
+pub struct Hit {
     pub key: String,
     pub duplicate_of: Option<String>,
     pub doc: pg_sys::Datum,
@@ -96,7 +96,7 @@ unsafe fn inserter(slot: *mut pg_sys::TupleTableSlot) -> Inserter {
 /// at most `limit`. Read with [`push_query_snapshot`]`(false)`, or with `dirty` with
 /// a dirty snapshot, as a unique index's check reads: every committed row, this
 /// transaction's own, and the rows of transactions still in progress (marked in
-/// [`Found::in_progress`]; see `pg::keylocks`).
+/// [`Hit::in_progress`]; see `pg::keylocks`).
 pub fn candidates(
     t: &Target,
     tbl: pg_sys::Oid,
@@ -105,7 +105,7 @@ pub fn candidates(
     dirty: bool,
     limit: usize,
     limits: &crate::limits::Limits,
-) -> Vec<Found> {
+) -> Vec<Hit> {
     if sig.keys.is_empty() {
         return Vec::new();
     }
@@ -234,7 +234,7 @@ pub fn candidates(
         });
         rows.truncate(limit);
         rows.into_iter()
-            .map(|r| Found {
+            .map(|r| Hit {
                 key: output(t.key_type, r.key),
                 duplicate_of: r.dup.map(|d| output(t.key_type, d)),
                 doc: r.doc,

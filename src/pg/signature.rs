@@ -57,7 +57,7 @@ pub fn options_of(coll: &Collection) -> SignatureOptions {
 
 /// The signature of `doc` in `coll`, from its body weights.
 pub fn signature_of(doc: &Document, coll: &Collection, opts: &SignatureOptions) -> Signature {
-    let (w, _) = collections::document_weights(doc, coll, None);
+    let (w, _) = crate::pg::weigher::document_weights(doc, coll, None);
     signature::signature(doc, &w, opts)
 }
 

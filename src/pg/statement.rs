@@ -16,8 +16,8 @@
 //!   rebuilt from the stored rows' documents, read back by tuple id, or (when the
 //!   level holds other changes too) the collection is recomputed.
 
-use crate::pg::collections;
 use crate::pg::ingest;
+use crate::pg::stats::with_own_changes;
 use crate::txdelta::{CollDelta, Repair};
 use pgrx::prelude::*;
 use pgrx::PgRelation;
@@ -73,14 +73,14 @@ fn subtransaction() -> u32 {
 pub fn start(rel: &PgRelation) {
     if followed(rel) {
         let tbl = rel.oid().to_u32();
-        collections::with_own_changes(|d| d.open_statement(subtransaction(), tbl));
+        with_own_changes(|d| d.open_statement(subtransaction(), tbl));
     }
 }
 
 /// The row trigger hands a row back to the executor; `taken_as_given` when it did
 /// not count the row's document (a restored row).
 pub fn row_returned(tbl: pg_sys::Oid, taken_as_given: bool) {
-    collections::with_own_changes(|d| {
+    with_own_changes(|d| {
         if let Some(s) = d.statement(tbl.to_u32()) {
             s.returned += 1;
             s.taken_as_given += u64::from(taken_as_given);
@@ -95,7 +95,7 @@ pub fn row_stored(
     old: Option<&pg_sys::ItemPointerData>,
     new: &pg_sys::ItemPointerData,
 ) {
-    collections::with_own_changes(|d| {
+    with_own_changes(|d| {
         if let Some(s) = d.statement(tbl.to_u32()) {
             match old {
                 Some(o) => s.updated.push((tid(o), tid(new))),
@@ -109,9 +109,7 @@ pub fn row_stored(
 /// rebuilt from the stored rows when some counted rows never reached the table.
 pub fn end(rel: &PgRelation) {
     let tbl = rel.oid();
-    let Some((sub, st, mut colls)) =
-        collections::with_own_changes(|d| d.close_statement(tbl.to_u32()))
-    else {
+    let Some((sub, st, mut colls)) = with_own_changes(|d| d.close_statement(tbl.to_u32())) else {
         return;
     };
     let repair = st.repair();
@@ -120,7 +118,7 @@ pub fn end(rel: &PgRelation) {
         _ => ingest::enabled_table(tbl),
     };
     let Some(cfg) = cfg else {
-        collections::with_own_changes(|d| d.merge_down(sub, colls));
+        with_own_changes(|d| d.merge_down(sub, colls));
         return;
     };
     match repair {
@@ -129,12 +127,14 @@ pub fn end(rel: &PgRelation) {
             colls.insert(cfg.coll.id, stored_changes(rel, &st));
         }
         Repair::Recompute => {
-            collections::with_own_changes(|d| d.merge_down(sub, colls));
-            crate::pg::privilege::as_owner(|| collections::recompute_collection(&cfg.coll));
+            with_own_changes(|d| d.merge_down(sub, colls));
+            crate::pg::privilege::as_owner(|| {
+                crate::pg::recompute::recompute_collection(&cfg.coll)
+            });
             return;
         }
     }
-    collections::with_own_changes(|d| d.merge_down(sub, colls));
+    with_own_changes(|d| d.merge_down(sub, colls));
 }
 
 /// The statistics changes of the statement's stored rows: each inserted row's

@@ -187,7 +187,7 @@ mod tests {
 
     #[pg_test]
     fn collection_row_read_directly_equals_the_query() -> Result<(), pgrx::spi::Error> {
-        use crate::pg::collections::collection_state_both;
+        use crate::pg::stats_read::collection_state_both;
         Spi::run("SELECT dedup.create_collection('state_c')")?;
         let id = Spi::get_one::<i32>("SELECT id FROM dedup.collections WHERE name = 'state_c'")?
             .expect("collection id");
@@ -213,7 +213,7 @@ mod tests {
 
     #[pg_test]
     fn whole_term_read_weighs_like_term_by_term() -> Result<(), pgrx::spi::Error> {
-        use crate::pg::collections::{clear_backend_cache, set_preload_limit};
+        use crate::pg::weigher::{clear_backend_cache, set_preload_limit};
         Spi::run("SELECT dedup.create_collection('preload_c')")?;
         Spi::run(
             "CREATE TEMP TABLE pd AS SELECT i, dedup.to_document(format('Новость %s о мосте через реку %s. Мост построят к %s году. Жители района %s рады.', i, i % 7, 2020 + i, i % 11)) AS d \
@@ -253,7 +253,7 @@ mod tests {
     #[pg_test]
     fn whole_term_read_of_a_term_with_a_newline_falls_back_to_term_by_term(
     ) -> Result<(), pgrx::spi::Error> {
-        use crate::pg::collections::{clear_backend_cache, set_preload_limit};
+        use crate::pg::weigher::{clear_backend_cache, set_preload_limit};
         // A hand-written document may hold a term with a newline, which the whole
         // read's newline-joined row cannot carry: the weights must still be right.
         Spi::run("SELECT dedup.create_collection('newline_c')")?;

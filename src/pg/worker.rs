@@ -34,8 +34,6 @@ use std::collections::HashMap;
 const FOLD_LOCK: i64 = 0x6465_6475_0000_0000; // "dedu" in the high half
 
 thread_local! {
-    /// Collections whose batch filled in the current transaction.
-    static WANTED: RefCell<Vec<i32>> = const { RefCell::new(Vec::new()) };
     /// The last worker this backend started for each collection (a handle in
     /// TopMemoryContext), so that a commit does not start a second one while the
     /// first has not finished.
@@ -43,29 +41,12 @@ thread_local! {
         RefCell::new(HashMap::new());
 }
 
-/// Notes that `coll_id`'s pending statistics should be folded once the current
-/// transaction commits.
-pub fn want_fold(coll_id: i32) {
-    crate::pg::cache::ensure_abort_hook();
-    WANTED.with(|w| {
-        let mut w = w.borrow_mut();
-        if !w.contains(&coll_id) {
-            w.push(coll_id);
-        }
-    });
-}
-
-/// Forgets the wishes of an aborted transaction.
-pub fn forget_wanted() {
-    WANTED.with(|w| w.borrow_mut().clear());
-}
-
 /// Starts a fold worker for each collection the committed transaction asked for,
 /// unless this backend's previous worker for it is still starting or running.
 /// Runs in the commit callback: it must not raise, and it does not (a worker that
 /// cannot be registered is skipped, see the module notes).
 pub fn launch_wanted() {
-    let wanted = WANTED.with(|w| std::mem::take(&mut *w.borrow_mut()));
+    let wanted = crate::pg::stats::take_wanted_folds();
     if wanted.is_empty() {
         return;
     }
@@ -137,7 +118,7 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
                 .unwrap_or(false);
             got.then(|| {
                 yield_locks(c);
-                crate::pg::collections::fold_terms(c, coll_id)
+                crate::pg::stats::fold_terms(c, coll_id)
             })
         })
     });
@@ -145,7 +126,7 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
         BackgroundWorker::transaction(|| {
             Spi::connect_mut(|c| {
                 yield_locks(c);
-                crate::pg::collections::settle_pending(c, coll_id, folded);
+                crate::pg::stats::settle_pending(c, coll_id, folded);
                 c.update("SELECT pg_advisory_unlock($1)", None, &[lock.into()])
                     .ok();
             })

@@ -1,0 +1,90 @@
+//! When a backend may reuse collection statistics it read earlier: the pure
+//! decisions behind the term and document caches of `pg::weigher`.
+//!
+//! A cached df/cf (or a document weighed with them) is reused while the
+//! collection's N has moved by at most a tolerance since it was read, and there
+//! was no recompute. Entries expire one by one, so a long ingest refreshes a steady
+//! trickle of terms instead of the whole cache at once. Weights move far less than
+//! N: at 1 % a term's IDF changes by about 0.01 nats.
+
+/// The share of N a cached statistic may lag by.
+pub const DRIFT: f64 = 0.01;
+
+/// Collections with fewer documents are always re-read, so that hand-checked
+/// examples stay exact.
+pub const SMALL_COLLECTION: i64 = 100;
+
+/// A collection with at most this many distinct terms is read whole, in one scan,
+/// the first time a backend weighs a document with a term it has not cached (and
+/// again once that read is older than the tolerance). Candidates then cost no
+/// statistics query: a term absent from the read had df 0. About 60 bytes a term,
+/// so at most ~18 MB per backend; larger collections are read term by term.
+pub const PRELOAD_MAX_TERMS: i64 = 300_000;
+
+/// How far N may move (in documents) before a cached statistic is read again, for
+/// a collection of `n_docs` documents and `dedup.stats_batch` = `stats_batch`.
+///
+/// With a batch B > 1 the stored df/cf already lag N by up to 2B documents (a
+/// batch fills while the previous one waits for its background fold; at 2B an
+/// insert folds inline), so entries 2B documents old are no staler than the table
+/// can be. Each re-validation of a whole read costs ~0.1 s at 50k terms; at B it
+/// was a seventh of a trigger insert's time.
+pub fn tolerance(n_docs: i64, stats_batch: i64) -> i64 {
+    if n_docs < SMALL_COLLECTION {
+        return 0;
+    }
+    let lag = if stats_batch > 1 {
+        2 * stats_batch - 1
+    } else {
+        0
+    };
+    ((DRIFT * n_docs as f64) as i64).max(lag)
+}
+
+/// Whether something read at N = `read_at` is still current at N = `n_now`.
+pub fn fresh(n_now: i64, read_at: i64, tolerance: i64) -> bool {
+    (n_now - read_at).abs() <= tolerance
+}
+
+/// Whether to try reading every term of the collection: never for a small
+/// collection (re-read on every use anyway) or with reading whole turned off
+/// (`limit` 0), and after a refused read (more terms than the limit) only once N
+/// has doubled.
+pub fn may_read_whole(tolerance: i64, limit: i64, refused_at: Option<i64>, n_now: i64) -> bool {
+    tolerance > 0 && limit > 0 && refused_at.is_none_or(|at| n_now >= at.saturating_mul(2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tolerance_is_a_share_of_n_or_the_batch_lag() {
+        assert_eq!(tolerance(0, 1), 0);
+        assert_eq!(
+            tolerance(99, 1000),
+            0,
+            "small collections are always re-read"
+        );
+        assert_eq!(tolerance(100, 1), 1);
+        assert_eq!(tolerance(50_000, 1), 500);
+        assert_eq!(tolerance(50_000, 1000), 1999, "2B - 1 with a batch");
+        assert_eq!(tolerance(1_000_000, 1000), 10_000);
+    }
+
+    #[test]
+    fn freshness_is_symmetric_and_inclusive() {
+        assert!(fresh(1000, 990, 10) && fresh(990, 1000, 10));
+        assert!(!fresh(1000, 989, 10));
+        assert!(fresh(5, 5, 0) && !fresh(6, 5, 0));
+    }
+
+    #[test]
+    fn whole_reads_wait_for_n_to_double_after_a_refusal() {
+        assert!(may_read_whole(10, PRELOAD_MAX_TERMS, None, 1000));
+        assert!(!may_read_whole(0, PRELOAD_MAX_TERMS, None, 1000));
+        assert!(!may_read_whole(10, 0, None, 1000));
+        assert!(!may_read_whole(10, 5, Some(1000), 1999));
+        assert!(may_read_whole(10, 5, Some(1000), 2000));
+    }
+}

@@ -1,0 +1,180 @@
+//! The SQL functions of the collection catalog: `create_collection`,
+//! `set_collection_options`, `collection_limits`, `drop_collection`.
+
+use crate::error::DedupError;
+use crate::pg::collections::load;
+use crate::pg::spi_err;
+use crate::pg::stats::forget_own_changes;
+use crate::pg::{raise, OrRaise};
+use crate::text::Lang;
+use crate::weights::{Params, Weighting};
+use pgrx::prelude::*;
+use pgrx::JsonB;
+
+/// Creates a collection. The options it is given are stored with today's defaults
+/// for what they leave out (see [`crate::signature::new_collection_options`]).
+#[pg_extern(volatile, parallel_unsafe)]
+fn create_collection(
+    name: &str,
+    lang: default!(&str, "'auto'"),
+    weighting: default!(&str, "'bm25'"),
+    k1: default!(f64, 2.0),
+    b: default!(f64, 0.75),
+    options: default!(JsonB, "'{}'"),
+) {
+    if name.is_empty() {
+        raise(DedupError::invalid_parameter(
+            "collection name must not be empty",
+        ));
+    }
+    let lang = Lang::parse(lang).or_raise();
+    let weighting = Weighting::parse(weighting).or_raise();
+    Params::new(weighting, k1, b).or_raise();
+    let serde_json::Value::Object(given) = &options.0 else {
+        raise(DedupError::invalid_parameter(
+            "options must be a jsonb object",
+        ))
+    };
+    // Written out whole, so that a later library's defaults never change what the
+    // stored signatures mean.
+    let options = serde_json::Value::Object(crate::signature::new_collection_options(given));
+    crate::signature::SignatureOptions::from_json(&options).or_raise();
+    crate::limits::Limits::from_json(&options).or_raise();
+    let lang_s = match lang {
+        Lang::Auto => "auto",
+        Lang::Russian => "russian",
+        Lang::English => "english",
+        Lang::Simple => "simple",
+    };
+    Spi::connect_mut(|c| {
+        let exists = c
+            .select(
+                "SELECT 1 FROM dedup.collections WHERE name = $1",
+                Some(1),
+                &[name.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        if !exists.is_empty() {
+            crate::pg::raise_with(
+                PgSqlErrorCode::ERRCODE_DUPLICATE_OBJECT,
+                format!("collection \"{name}\" already exists"),
+                Some("drop it first with dedup.drop_collection, or pick another name".into()),
+            );
+        }
+        c.update(
+            "WITH c AS (INSERT INTO dedup.collections (name, lang, weighting, k1, b, options) \
+             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id) \
+             INSERT INTO dedup.collection_stats (collection_id) SELECT id FROM c",
+            None,
+            &[
+                name.into(),
+                lang_s.into(),
+                weighting.as_str().into(),
+                k1.into(),
+                b.into(),
+                JsonB(options).into(),
+            ],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+    });
+}
+
+/// Changes what a collection enforces (the keys of [`crate::limits`]; a NULL value
+/// takes a key back to its default). Other options change the collection's
+/// signatures and are set when it is created. Returns the collection's options.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn set_collection_options(collection: &str, options: JsonB) -> JsonB {
+    let coll = load(collection);
+    let serde_json::Value::Object(changes) = options.0 else {
+        raise(DedupError::invalid_parameter(
+            "options must be a jsonb object",
+        ))
+    };
+    let mut merged = match coll.options.clone() {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    for (k, v) in changes {
+        if !crate::limits::KEYS.contains(&k.as_str()) {
+            raise(DedupError::InvalidParameter {
+                msg: format!("option \"{k}\" cannot be changed on an existing collection"),
+                hint: Some(format!(
+                    "the options that can are {}; signature options are set by dedup.create_collection",
+                    crate::limits::KEYS.join(", ")
+                )),
+            });
+        }
+        if v.is_null() {
+            merged.remove(&k);
+        } else {
+            merged.insert(k, v);
+        }
+    }
+    let merged = serde_json::Value::Object(merged);
+    crate::limits::Limits::from_json(&merged).or_raise();
+    Spi::connect_mut(|c| {
+        c.update(
+            "UPDATE dedup.collections SET options = $2 WHERE id = $1",
+            None,
+            &[coll.id.into(), JsonB(merged.clone()).into()],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+    });
+    JsonB(merged)
+}
+
+/// What a collection enforces (see [`crate::limits`]), defaults filled in; for
+/// `dedup.enable`'s backfill and for users.
+#[pg_extern(stable, strict, parallel_safe)]
+fn collection_limits(
+    collection: &str,
+) -> TableIterator<
+    'static,
+    (
+        name!(max_document_bytes, i64),
+        name!(min_word_length, i32),
+        name!(min_shared_keys, i32),
+        name!(similarity_threshold, f64),
+    ),
+> {
+    let l = load(collection).limits;
+    TableIterator::once((
+        l.max_document_bytes as i64,
+        l.min_word_length as i32,
+        l.min_shared_keys as i32,
+        l.similarity_threshold,
+    ))
+}
+
+/// Drops a collection and all its statistics.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn drop_collection(name: &str) {
+    let coll = load(name);
+    let users = Spi::get_one_with_args::<String>(
+        "SELECT string_agg(e.tbl::regclass::text, ', ' ORDER BY e.tbl::regclass::text) \
+         FROM dedup.enabled_tables e WHERE e.collection_id = $1",
+        &[coll.id.into()],
+    )
+    .ok()
+    .flatten();
+    if let Some(users) = users {
+        crate::pg::raise_with(
+            PgSqlErrorCode::ERRCODE_OBJECT_IN_USE,
+            format!("collection \"{name}\" is used by enabled table {users}"),
+            Some("call dedup.disable on those tables first".into()),
+        );
+    }
+    forget_own_changes(coll.id);
+    Spi::connect_mut(|c| {
+        for sql in [
+            "DELETE FROM dedup.term_stats WHERE collection_id = $1",
+            "DELETE FROM dedup.term_stats_pending WHERE collection_id = $1",
+            "DELETE FROM dedup.collection_stats WHERE collection_id = $1",
+            "DELETE FROM dedup.collection_tables WHERE collection_id = $1",
+            "DELETE FROM dedup.collections WHERE id = $1",
+        ] {
+            c.update(sql, None, &[coll.id.into()])
+                .unwrap_or_else(|e| spi_err(e));
+        }
+    });
+}

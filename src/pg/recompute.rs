@@ -1,0 +1,259 @@
+//! Bulk recompute: a collection's statistics (and derived signatures) rebuilt
+//! from its tables' stored documents, in TID-range chunks.
+
+use crate::chunks::tid_chunks;
+use crate::pg::collections::{load, Collection};
+use crate::pg::spi_err;
+use crate::pg::stats::forget_own_changes;
+use pgrx::prelude::*;
+
+fn notice(msg: String) {
+    pgrx::ereport!(NOTICE, PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, msg);
+}
+
+/// Checks that `col` is a `dedup.document` column of `tbl`; returns the quoted
+/// `(table, column)` for use in SQL.
+pub fn quoted_doc_column(tbl: pg_sys::Oid, col: &str) -> (String, String) {
+    let (tname, ok) = Spi::connect(|c| {
+        let t = c
+            .select(
+                "SELECT $1::regclass::text, \
+                 (SELECT atttypid = 'dedup.document'::regtype FROM pg_attribute \
+                  WHERE attrelid = $1 AND attname = $2 AND attnum > 0 AND NOT attisdropped)",
+                Some(1),
+                &[tbl.into(), col.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        let r = t.first();
+        (
+            r.get::<String>(1).ok().flatten().unwrap_or_default(),
+            r.get::<bool>(2).ok().flatten(),
+        )
+    });
+    match ok {
+        None => crate::pg::raise_with(
+            PgSqlErrorCode::ERRCODE_UNDEFINED_COLUMN,
+            format!("column \"{col}\" of relation {tname} does not exist"),
+            None,
+        ),
+        Some(false) => crate::pg::raise_with(
+            PgSqlErrorCode::ERRCODE_DATATYPE_MISMATCH,
+            format!("column \"{col}\" of relation {tname} is not of type dedup.document"),
+            None,
+        ),
+        Some(true) => (tname, pgrx::spi::quote_identifier(col)),
+    }
+}
+
+/// Number of progress steps (a NOTICE each, about every 10 %).
+const STEPS: i64 = 10;
+
+/// Rebuilds the statistics of `coll` from every registered table, in TID-range
+/// chunks so progress can be reported, through a temp table; then refreshes the
+/// derived per-row values. Returns the number of documents read.
+///
+/// Interrupts: the work is SQL run through SPI, during which the executor checks
+/// for them per row (the aggregate and `dedup.signature` are per-row calls of
+/// bounded cost); [`recompute_collection`] also checks before each chunk.
+#[pg_extern(volatile, parallel_unsafe)]
+pub fn _recompute(
+    collection: Option<&str>,
+    tbl: Option<pg_sys::Oid>,
+    doc_column: Option<&str>,
+) -> Option<i64> {
+    let coll = load(collection?);
+    if let (Some(tbl), Some(col)) = (tbl, doc_column) {
+        quoted_doc_column(tbl, col);
+        // A single dedup.signature column is refreshed too.
+        let sig: Option<String> = Spi::get_one_with_args::<String>(
+            "SELECT min(attname::text) FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 \
+             AND NOT attisdropped AND atttypid = 'dedup.signature'::regtype HAVING count(*) = 1",
+            &[tbl.into()],
+        )
+        .ok()
+        .flatten();
+        Spi::connect_mut(|c| {
+            c.update(
+                "INSERT INTO dedup.collection_tables (collection_id, tbl, doc_column, sig_column) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (collection_id, tbl) \
+                 DO UPDATE SET doc_column = excluded.doc_column, \
+                 sig_column = coalesce(excluded.sig_column, collection_tables.sig_column)",
+                None,
+                &[coll.id.into(), tbl.into(), col.into(), sig.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        });
+    }
+    Some(recompute_collection(&coll))
+}
+
+/// The work of `dedup.recompute` (see [`_recompute`]); checks for interrupts
+/// before each TID-range chunk of each table, and [`refresh_derived`] before each
+/// chunk of signatures.
+pub fn recompute_collection(coll: &Collection) -> i64 {
+    // The tables already hold this transaction's rows: its unwritten changes would
+    // count them twice.
+    forget_own_changes(coll.id);
+    let tables: Vec<(pg_sys::Oid, String, Option<String>)> = Spi::connect_mut(|c| {
+        // Blocks concurrent add_document/remove_document on this collection until commit.
+        c.update(
+            "SELECT 1 FROM dedup.collection_stats WHERE collection_id = $1 FOR UPDATE",
+            None,
+            &[coll.id.into()],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+        let t = c
+            .select(
+                "SELECT tbl::oid, doc_column::text, sig_column::text FROM dedup.collection_tables t \
+                 WHERE collection_id = $1 \
+                 AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = t.tbl) ORDER BY tbl::oid",
+                None,
+                &[coll.id.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        t.into_iter()
+            .filter_map(|r| {
+                Some((
+                    r.get::<pg_sys::Oid>(1).ok()??,
+                    r.get::<String>(2).ok()??,
+                    r.get::<String>(3).ok().flatten(),
+                ))
+            })
+            .collect()
+    });
+    if tables.is_empty() {
+        notice(format!(
+            "collection \"{}\" has no registered tables: statistics left as they are",
+            coll.name
+        ));
+        return 0;
+    }
+    Spi::connect_mut(|c| {
+        c.update(
+            "CREATE TEMP TABLE IF NOT EXISTS _dedup_recompute (term text, df int8, cf int8) ON COMMIT DROP",
+            None,
+            &[],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+        c.update("TRUNCATE _dedup_recompute", None, &[])
+            .unwrap_or_else(|e| spi_err(e));
+    });
+    let (mut n_docs, mut total_len) = (0i64, 0i64);
+    for (oid, col, _) in &tables {
+        let (tname, qcol) = quoted_doc_column(*oid, col);
+        let pages: i64 = Spi::get_one_with_args::<i64>(
+            "SELECT (pg_relation_size($1) / current_setting('block_size')::int8)",
+            &[(*oid).into()],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or(0);
+        for chunk in tid_chunks(pages, STEPS) {
+            pgrx::check_for_interrupts!();
+            let range = chunk.ctid_range();
+            let sql = format!(
+                "WITH a AS (SELECT dedup.term_stats_agg({qcol}) AS s FROM {tname} WHERE {range}), \
+                 ins AS (INSERT INTO _dedup_recompute SELECT e.key, (e.value->>0)::int8, (e.value->>1)::int8 \
+                         FROM a, jsonb_each(a.s->'terms') e) \
+                 SELECT coalesce((s->>'n_docs')::int8, 0), coalesce((s->>'total_len')::int8, 0) FROM a"
+            );
+            let (n, l) = Spi::connect_mut(|c| {
+                let t = c
+                    .update(sql.as_str(), None, &[])
+                    .unwrap_or_else(|e| spi_err(e));
+                let r = t.first();
+                (
+                    r.get::<i64>(1).ok().flatten().unwrap_or(0),
+                    r.get::<i64>(2).ok().flatten().unwrap_or(0),
+                )
+            });
+            n_docs += n;
+            total_len += l;
+            notice(format!(
+                "recompute \"{}\": {tname} statistics {}% ({n_docs} documents)",
+                coll.name, chunk.pct
+            ));
+        }
+    }
+    Spi::connect_mut(|c| {
+        for sql in [
+            "DELETE FROM dedup.term_stats WHERE collection_id = $1",
+            // Pending documents of committed transactions are in the tables just read.
+            "DELETE FROM dedup.term_stats_pending WHERE collection_id = $1",
+            "INSERT INTO dedup.term_stats (collection_id, term, df, cf) \
+             SELECT $1, term, sum(df), sum(cf) FROM _dedup_recompute GROUP BY term",
+        ] {
+            c.update(sql, None, &[coll.id.into()])
+                .unwrap_or_else(|e| spi_err(e));
+        }
+        c.update(
+            "UPDATE dedup.collection_stats SET n_docs = $2, total_len = $3, last_recompute = now(), \
+             n_docs_at_recompute = $2, changes_since_recompute = 0, pending = 0 WHERE collection_id = $1",
+            None,
+            &[coll.id.into(), n_docs.into(), total_len.into()],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+        c.update("DROP TABLE _dedup_recompute", None, &[])
+            .unwrap_or_else(|e| spi_err(e));
+    });
+    for (oid, col, sig) in &tables {
+        if let Some(sig) = sig {
+            refresh_derived(coll, *oid, col, sig);
+        }
+    }
+    n_docs
+}
+
+/// Refreshes the stored signatures of one table after a recompute: computes them
+/// into a temp table in chunks (with progress), then writes them back with a single
+/// `UPDATE … FROM`, which Romanov measured at 100,000 rows/s against 1,500 for
+/// row-by-row updates.
+fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: &str) {
+    let (tname, qdoc) = quoted_doc_column(tbl, doc_col);
+    let qsig = pgrx::spi::quote_identifier(sig_col);
+    let pages: i64 = Spi::get_one_with_args::<i64>(
+        "SELECT (pg_relation_size($1) / current_setting('block_size')::int8)",
+        &[tbl.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(0);
+    Spi::connect_mut(|c| {
+        c.update(
+            "CREATE TEMP TABLE IF NOT EXISTS _dedup_signatures (row_id tid, sig dedup.signature) ON COMMIT DROP",
+            None,
+            &[],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+        c.update("TRUNCATE _dedup_signatures", None, &[])
+            .unwrap_or_else(|e| spi_err(e));
+    });
+    let mut done = 0i64;
+    for chunk in tid_chunks(pages, STEPS) {
+        pgrx::check_for_interrupts!();
+        let range = chunk.ctid_range();
+        let sql = format!(
+            "INSERT INTO _dedup_signatures SELECT ctid, dedup.signature({qdoc}, $1) FROM {tname} \
+             WHERE {range} AND {qdoc} IS NOT NULL"
+        );
+        let n = Spi::connect_mut(|c| {
+            c.update(sql.as_str(), None, &[coll.name.as_str().into()])
+                .unwrap_or_else(|e| spi_err(e))
+                .len() as i64
+        });
+        done += n;
+        notice(format!(
+            "recompute \"{}\": {tname} signatures {}% ({done} rows)",
+            coll.name, chunk.pct
+        ));
+    }
+    let sql = format!(
+        "UPDATE {tname} t SET {qsig} = s.sig FROM _dedup_signatures s WHERE t.ctid = s.row_id"
+    );
+    Spi::connect_mut(|c| {
+        c.update(sql.as_str(), None, &[])
+            .unwrap_or_else(|e| spi_err(e));
+        c.update("DROP TABLE _dedup_signatures", None, &[])
+            .unwrap_or_else(|e| spi_err(e));
+    });
+}

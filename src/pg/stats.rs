@@ -1,0 +1,359 @@
+//! Incremental collection statistics: a document added or removed is recorded in
+//! the transaction's changes (`crate::txdelta`), read back by its own lookups, and
+//! written just before it commits (`flush`), at once or as a pending batch that a
+//! fold (here, or in `pg::worker`) moves into `term_stats`. Also the SQL functions
+//! `add_document`, `remove_document` and `flush_stats`.
+
+use crate::document::Document;
+use crate::pg::cache::{self};
+use crate::pg::collections::load;
+use crate::pg::spi_err;
+use crate::pg::types::DocumentDatum;
+use crate::weights::TermStat;
+use pgrx::datum::DatumWithOid;
+use pgrx::prelude::*;
+use std::cell::RefCell;
+
+/// Adds one document to a collection's statistics; see [`apply`].
+pub fn add(coll_id: i32, doc: &Document, row_of: Option<pg_sys::Oid>) {
+    apply(coll_id, doc, 1, row_of);
+}
+
+/// Removes one document from a collection's statistics (the inverse of [`add`]).
+pub fn remove(coll_id: i32, doc: &Document, row_of: Option<pg_sys::Oid>) {
+    apply(coll_id, doc, -1, row_of);
+}
+
+/// Adds (`sign = 1`) or removes (`sign = -1`) one document: recorded in this
+/// transaction's statistics changes (see [`crate::txdelta`]), which its own lookups
+/// read back at once and [`flush`] writes just before it commits. `row_of` is the
+/// table whose row trigger makes the change, if one does (see
+/// [`crate::pg::statement`]).
+fn apply(coll_id: i32, doc: &Document, sign: i64, row_of: Option<pg_sys::Oid>) {
+    // SAFETY: reads the backend's transaction state.
+    let sub = unsafe { pg_sys::GetCurrentSubTransactionId() };
+    let len = doc.length() as i64;
+    DELTA.with(|d| {
+        d.borrow_mut()
+            .add(sub, coll_id, row_of.map(|o| o.to_u32()), |c| {
+                c.add_doc(
+                    doc.terms.iter().map(|t| (t.term.as_str(), t.tf as i64)),
+                    len,
+                    sign,
+                )
+            })
+    });
+}
+
+thread_local! {
+    /// Collections whose batch filled in the current transaction: `pg::worker`
+    /// starts a fold for each once it commits.
+    static WANTED: RefCell<Vec<i32>> = const { RefCell::new(Vec::new()) };
+    /// This transaction's changes to collection statistics, not yet written.
+    static DELTA: RefCell<crate::txdelta::TxDelta> = RefCell::new(crate::txdelta::TxDelta::default());
+}
+
+/// Runs `f` on this transaction's statistics changes (for [`crate::pg::statement`]).
+pub fn with_own_changes<R>(f: impl FnOnce(&mut crate::txdelta::TxDelta) -> R) -> R {
+    DELTA.with(|d| f(&mut d.borrow_mut()))
+}
+
+/// This transaction's own changes to N and the total length of a collection.
+pub(crate) fn own_n_len(coll_id: i32) -> (i64, i64) {
+    DELTA.with(|d| d.borrow().n_len(coll_id))
+}
+
+/// Adds this transaction's own changes to statistics read from the tables.
+pub(crate) fn with_own_terms(coll_id: i32, terms: &[String], stats: &mut [TermStat]) {
+    DELTA.with(|d| {
+        let d = d.borrow();
+        if !d.touches(coll_id) {
+            return;
+        }
+        for (t, s) in terms.iter().zip(stats.iter_mut()) {
+            let (df, cf) = d.term(coll_id, t);
+            s.df += df;
+            s.cf += cf;
+        }
+    });
+}
+
+/// Forgets this transaction's unwritten changes to a collection whose statistics
+/// were just rebuilt from its tables (or which is gone).
+pub fn forget_own_changes(coll_id: i32) {
+    DELTA.with(|d| d.borrow_mut().forget(coll_id));
+}
+
+/// The transaction aborted: its changes go with it.
+pub fn discard_own_changes() {
+    DELTA.with(|d| d.borrow_mut().clear());
+}
+
+/// A subtransaction committed into its parent, or rolled back.
+pub fn subtransaction_ended(sub: u32, parent: u32, committed: bool) {
+    DELTA.with(|d| {
+        let mut d = d.borrow_mut();
+        if committed {
+            d.commit_sub(sub, parent);
+        } else {
+            d.abort_sub(sub);
+        }
+    });
+}
+
+/// Writes this transaction's statistics changes, one collection at a time in id
+/// order, each in term order and its collection row last, so committing writers
+/// lock rows in one order and never deadlock; called just before the commit. With
+/// `dedup.stats_batch = 1` (the default) the term rows change at once and terms
+/// whose df reaches 0 are deleted, as a recompute would not list them. With a
+/// larger batch the changes go to `dedup.term_stats_pending` as one row, and once
+/// `stats_batch` rows are pending one session (or a background worker) folds them
+/// into `term_stats` with a single upsert that touches each term once. N and the
+/// total length are always written at once.
+pub fn flush() {
+    let all = DELTA.with(|d| d.borrow_mut().take());
+    if !all.is_empty() {
+        // Whoever commits, the statistics are written with the owner's rights.
+        crate::pg::privilege::as_owner(|| write_changes(all));
+    }
+}
+
+/// Writes this transaction's changes to one collection now (see [`flush`]); the
+/// explicit `add_document`, `remove_document` and `flush_stats` do.
+pub fn flush_collection(coll_id: i32) {
+    if let Some(d) = DELTA.with(|d| d.borrow_mut().take_one(coll_id)) {
+        write_changes(vec![(coll_id, d)]);
+    }
+}
+
+fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>) {
+    if all.is_empty() {
+        return;
+    }
+    let batch = crate::gucs::stats_batch();
+    // Just before the commit no portal is active: SPI needs a snapshot of ours. An
+    // ERROR below aborts the transaction, whose cleanup pops it.
+    // SAFETY: pushed here and popped below, in the same transaction.
+    let pushed = unsafe {
+        let push = !pg_sys::ActiveSnapshotSet();
+        if push {
+            pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
+        }
+        push
+    };
+    Spi::connect_mut(|c| {
+        for (coll_id, d) in all {
+            let (terms, dfs, cfs) = d.sorted_terms();
+            let counts: [DatumWithOid; 4] = [
+                coll_id.into(),
+                d.n_docs.into(),
+                d.total_len.into(),
+                d.changes.into(),
+            ];
+            let t = if !terms.is_empty() && batch > 1 {
+                // A data-modifying CTE runs whether or not it is referenced, and
+                // inserts exactly one row.
+                let args: [DatumWithOid; 7] = [
+                    coll_id.into(),
+                    d.n_docs.into(),
+                    d.total_len.into(),
+                    d.changes.into(),
+                    terms.into(),
+                    cfs.into(),
+                    dfs.into(),
+                ];
+                cache::update(
+                    c,
+                    "WITH p AS (INSERT INTO dedup.term_stats_pending (collection_id, terms, tfs, sign, dfs) \
+                                VALUES ($1, $5, $6, 1, $7)) \
+                     UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $2, 0), \
+                     total_len = greatest(total_len + $3, 0), \
+                     changes_since_recompute = changes_since_recompute + $4, pending = pending + 1 \
+                     WHERE collection_id = $1 RETURNING pending",
+                    None,
+                    &args,
+                )
+            } else {
+                if !terms.is_empty() {
+                    // The key index is probed per term, in term order, whatever the
+                    // planner thinks of the collection's size.
+                    let t = cache::update(
+                        c,
+                        "WITH up AS (INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
+                                    SELECT $1, u.term, u.df, u.cf \
+                                    FROM unnest($2::text[], $3::int8[], $4::int8[]) AS u(term, df, cf) \
+                                    ORDER BY u.term COLLATE \"C\" \
+                                    ON CONFLICT (collection_id, term) DO UPDATE \
+                                    SET df = s.df + excluded.df, cf = s.cf + excluded.cf \
+                                    RETURNING s.ctid, s.df, s.cf) \
+                         SELECT ARRAY(SELECT ctid::text FROM up WHERE df <= 0 OR cf <= 0)",
+                        None,
+                        &[coll_id.into(), terms.into(), dfs.into(), cfs.into()],
+                    );
+                    let empty: Vec<String> = t
+                        .first()
+                        .get::<Vec<String>>(1)
+                        .ok()
+                        .flatten()
+                        .unwrap_or_default();
+                    delete_empty(c, coll_id, empty);
+                }
+                cache::update(
+                    c,
+                    "UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $2, 0), \
+                     total_len = greatest(total_len + $3, 0), \
+                     changes_since_recompute = changes_since_recompute + $4 \
+                     WHERE collection_id = $1 RETURNING pending",
+                    None,
+                    &counts,
+                )
+            };
+            let pending = if t.is_empty() {
+                0
+            } else {
+                t.first().get::<i64>(1).ok().flatten().unwrap_or(0)
+            };
+            let batch = batch as i64;
+            if pending > 0 && pending >= batch {
+                if crate::gucs::background_fold() && pending < 2 * batch {
+                    want_fold(coll_id);
+                } else {
+                    fold(c, coll_id);
+                }
+            }
+        }
+    });
+    if pushed {
+        // SAFETY: pops the snapshot pushed above.
+        unsafe { pg_sys::PopActiveSnapshot() };
+    }
+}
+
+/// Folds every committed pending document of a collection into `term_stats` and
+/// takes them off its `pending` count. Returns the number of pending documents
+/// folded.
+fn fold(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 {
+    let folded = fold_terms(c, coll_id);
+    settle_pending(c, coll_id, folded);
+    folded
+}
+
+/// The term half of [`fold`]: deletes the committed pending rows and upserts their
+/// terms (in term order, as every writer of `term_stats` does). It does not touch
+/// the collection row, so the background worker, which runs it in a transaction of
+/// its own, never holds term rows while waiting for that row.
+pub(crate) fn fold_terms(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 {
+    let t = c
+        .update(
+            "WITH d AS (DELETE FROM dedup.term_stats_pending WHERE collection_id = $1 RETURNING terms, tfs, sign, dfs), \
+                  agg AS (SELECT u.term, sum(coalesce(u.df, d.sign))::int8 AS df, \
+                                 sum(CASE WHEN u.df IS NULL THEN d.sign * u.tf ELSE u.tf END)::int8 AS cf \
+                          FROM d, unnest(d.terms, d.tfs, d.dfs) AS u(term, tf, df) GROUP BY u.term), \
+                  ins AS (INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
+                          SELECT $1, term, df, cf FROM agg WHERE df <> 0 OR cf <> 0 ORDER BY term COLLATE \"C\" \
+                          ON CONFLICT (collection_id, term) DO UPDATE SET df = s.df + excluded.df, cf = s.cf + excluded.cf \
+                          RETURNING s.ctid, s.df, s.cf) \
+             SELECT (SELECT count(*) FROM d), ARRAY(SELECT ctid::text FROM ins WHERE df <= 0 OR cf <= 0)",
+            None,
+            &[coll_id.into()],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+    let r = t.first();
+    let folded = r.get::<i64>(1).ok().flatten().unwrap_or(0);
+    let empty: Vec<String> = r.get::<Vec<String>>(2).ok().flatten().unwrap_or_default();
+    delete_empty(c, coll_id, empty);
+    folded
+}
+
+/// Deletes the term rows an upsert of this transaction left at df or cf 0, by the
+/// row versions it returned (`ctid` as text): a TID scan, which no estimate of the
+/// collection's size can turn into a scan of all its terms. The rows are this
+/// transaction's own updated versions, locked until it ends.
+fn delete_empty(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32, ctids: Vec<String>) {
+    if ctids.is_empty() {
+        return;
+    }
+    cache::update(
+        c,
+        "DELETE FROM dedup.term_stats WHERE ctid = ANY($2::text[]::tid[]) \
+         AND collection_id = $1 AND (df <= 0 OR cf <= 0)",
+        None,
+        &[coll_id.into(), ctids.into()],
+    );
+}
+
+/// The collection half of [`fold`]: takes `folded` documents off `pending`. A fold
+/// that found nothing to fold recounts the committed pending rows instead, so a
+/// count left too high (a worker that stopped between its two transactions) cannot
+/// keep asking for folds.
+pub(crate) fn settle_pending(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32, folded: i64) {
+    let done = if folded > 0 {
+        c.update(
+            "UPDATE dedup.collection_stats SET pending = greatest(pending - $2, 0) WHERE collection_id = $1",
+            None,
+            &[coll_id.into(), folded.into()],
+        )
+    } else {
+        c.update(
+            "UPDATE dedup.collection_stats SET pending = least(pending, \
+             (SELECT count(*) FROM dedup.term_stats_pending WHERE collection_id = $1)) WHERE collection_id = $1",
+            None,
+            &[coll_id.into()],
+        )
+    };
+    done.unwrap_or_else(|e| spi_err(e));
+}
+
+/// Folds a collection's pending documents (see `dedup.stats_batch`) into its term
+/// statistics now. Returns how many pending documents were folded.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn flush_stats(collection: &str) -> i64 {
+    let coll = load(collection);
+    flush_collection(coll.id);
+    Spi::connect_mut(|c| {
+        c.update(
+            "SELECT 1 FROM dedup.collection_stats WHERE collection_id = $1 FOR UPDATE",
+            None,
+            &[coll.id.into()],
+        )
+        .unwrap_or_else(|e| spi_err(e));
+        fold(c, coll.id)
+    })
+}
+
+/// Adds a document to a collection's statistics.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn add_document(collection: &str, doc: DocumentDatum) {
+    let coll = load(collection);
+    add(coll.id, &doc.decode(), None);
+    flush_collection(coll.id);
+}
+
+/// Removes a document from a collection's statistics.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn remove_document(collection: &str, doc: DocumentDatum) {
+    let coll = load(collection);
+    remove(coll.id, &doc.decode(), None);
+    flush_collection(coll.id);
+}
+
+/// Notes that `coll_id`'s pending statistics should be folded once the current
+/// transaction commits.
+fn want_fold(coll_id: i32) {
+    WANTED.with(|w| {
+        let mut w = w.borrow_mut();
+        if !w.contains(&coll_id) {
+            w.push(coll_id);
+        }
+    });
+}
+
+/// The collections the committing transaction filled a batch of (for `pg::worker`).
+pub fn take_wanted_folds() -> Vec<i32> {
+    WANTED.with(|w| std::mem::take(&mut *w.borrow_mut()))
+}
+
+/// Forgets the wishes of an aborted (or prepared) transaction.
+pub fn forget_wanted_folds() {
+    WANTED.with(|w| w.borrow_mut().clear());
+}

@@ -1,0 +1,99 @@
+//! The `dedup.term_stats_agg` aggregate: document frequencies summed over rows,
+//! in parallel (combine, serial and deserial functions).
+
+use crate::pg::collections::raise_internal;
+use crate::pg::types::DocumentDatum;
+use crate::pg::OrRaise;
+use crate::weights::StatsAccumulator;
+use pgrx::prelude::*;
+use pgrx::{Internal, JsonB, PgMemoryContexts};
+
+// ---- the term_stats_agg aggregate ---------------------------------------------------
+// Declared by hand in sql/aggregates.sql: an `internal` state with explicit
+// combine, serial and deserial functions (pgrx #2351 mis-declares DESERIALFUNC).
+
+/// The aggregate memory context of the current call, or raise if not called as an aggregate.
+fn agg_context(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::MemoryContext {
+    let mut ctx: pg_sys::MemoryContext = std::ptr::null_mut();
+    // SAFETY: fcinfo is the live call info PostgreSQL passed to this function.
+    let kind = unsafe { pg_sys::AggCheckCallContext(fcinfo, &mut ctx) };
+    if kind == 0 || ctx.is_null() {
+        raise_internal("term_stats_agg support function called outside an aggregate".into());
+    }
+    ctx
+}
+
+fn new_state(fcinfo: pg_sys::FunctionCallInfo, acc: StatsAccumulator) -> Internal {
+    let ctx = agg_context(fcinfo);
+    let ptr = PgMemoryContexts::For(ctx).leak_and_drop_on_delete(acc);
+    Internal::from(Some(pg_sys::Datum::from(ptr)))
+}
+
+#[pg_extern(immutable, parallel_safe, sql = false)]
+fn term_stats_agg_trans(
+    mut state: Internal,
+    doc: Option<DocumentDatum>,
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> Internal {
+    let Some(doc) = doc else { return state };
+    let doc = doc.decode();
+    // SAFETY: a non-null state was created by new_state as a StatsAccumulator.
+    if let Some(acc) = unsafe { state.get_mut::<StatsAccumulator>() } {
+        acc.add(&doc);
+        return state;
+    }
+    let mut acc = StatsAccumulator::default();
+    acc.add(&doc);
+    new_state(fcinfo, acc)
+}
+
+#[pg_extern(immutable, parallel_safe, sql = false)]
+fn term_stats_agg_combine(
+    mut a: Internal,
+    b: Internal,
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> Internal {
+    // SAFETY: both states, when non-null, are StatsAccumulators made by this aggregate.
+    let other = unsafe { b.get::<StatsAccumulator>() }.cloned();
+    match (unsafe { a.get_mut::<StatsAccumulator>() }, other) {
+        (Some(acc), Some(o)) => {
+            acc.merge(o);
+            a
+        }
+        (Some(_), None) => a,
+        (None, Some(o)) => new_state(fcinfo, o),
+        (None, None) => a,
+    }
+}
+
+#[pg_extern(immutable, parallel_safe, sql = false)]
+fn term_stats_agg_serial(state: Internal) -> Vec<u8> {
+    // SAFETY: the state is a StatsAccumulator made by this aggregate.
+    let acc = unsafe { state.get::<StatsAccumulator>() };
+    acc.map(|a| a.to_bytes()).unwrap_or_default()
+}
+
+#[pg_extern(immutable, parallel_safe, sql = false)]
+fn term_stats_agg_deserial(
+    bytes: Vec<u8>,
+    _unused: Internal,
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> Internal {
+    let acc = StatsAccumulator::from_bytes(&bytes).or_raise();
+    new_state(fcinfo, acc)
+}
+
+#[pg_extern(immutable, parallel_safe, sql = false)]
+fn term_stats_agg_final(state: Internal) -> Option<JsonB> {
+    // SAFETY: the state is a StatsAccumulator made by this aggregate.
+    let acc = unsafe { state.get::<StatsAccumulator>() }?;
+    let mut terms = serde_json::Map::new();
+    for (t, s) in acc.sorted_terms() {
+        terms.insert(t.to_owned(), serde_json::json!([s.df, s.cf]));
+    }
+    Some(JsonB(serde_json::json!({
+        "n_docs": acc.n_docs,
+        "total_len": acc.total_len,
+        "terms": terms,
+    })))
+}

@@ -1,0 +1,219 @@
+//! Reads of a collection's stored statistics as this transaction sees them: N,
+//! the total length and the last recompute (`collection_state`, once per
+//! statement), and the df/cf of given terms (`term_stats`), each with the
+//! transaction's own unwritten changes added (`pg::stats`).
+
+use crate::pg::cache::{self, StmtMap};
+use crate::pg::spi_err;
+use crate::pg::stats::{own_n_len, with_own_terms};
+use crate::weights::{CollectionStats, TermStat};
+use pgrx::prelude::*;
+use std::cell::RefCell;
+
+thread_local! {
+    static STATES: RefCell<StmtMap<i32, (CollectionStats, Option<i64>)>> = RefCell::new(StmtMap::default());
+    /// The term lookup, planned once per backend.
+    static TERM_LOOKUP: RefCell<Option<pgrx::spi::OwnedPreparedStatement>> = const { RefCell::new(None) };
+}
+
+/// N, total length and the last recompute (microseconds) of a collection, read
+/// once per statement (and again after any write).
+/// This transaction's own unwritten changes are added.
+pub(crate) fn collection_state(id: i32) -> (CollectionStats, Option<i64>) {
+    let (mut s, at) = match cache::with(&STATES, |m| m.get(&id).copied()) {
+        Some(s) => s,
+        None => {
+            let s = collection_state_uncached(id);
+            cache::with(&STATES, |m| m.insert(id, s));
+            s
+        }
+    };
+    let (n, len) = own_n_len(id);
+    s.n_docs = (s.n_docs + n).max(0);
+    s.total_len = (s.total_len + len).max(0);
+    (s, at)
+}
+
+/// `dedup.collection_stats`, its primary key, and the attribute numbers of
+/// `n_docs`, `total_len` and `last_recompute`.
+#[derive(Clone, Copy)]
+struct StatsRelation {
+    rel: pg_sys::Oid,
+    pkey: pg_sys::Oid,
+    atts: [i32; 3],
+}
+
+thread_local! {
+    /// [`StatsRelation`], with the configuration epoch it was looked up at.
+    static STATS_RELATION: std::cell::Cell<Option<(u64, StatsRelation)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+fn stats_relation() -> Option<StatsRelation> {
+    let epoch = crate::pg::config_cache::epoch();
+    if let Some((e, r)) = STATS_RELATION.with(|c| c.get()) {
+        if e == epoch {
+            return Some(r);
+        }
+    }
+    let r = Spi::connect(|c| {
+        let t = cache::select(
+            c,
+            "SELECT 'dedup.collection_stats'::regclass::oid, 'dedup.collection_stats_pkey'::regclass::oid, \
+                    (SELECT array_agg(attnum::int4 ORDER BY array_position(ARRAY['n_docs', 'total_len', 'last_recompute'], attname::text)) \
+                     FROM pg_catalog.pg_attribute WHERE attrelid = 'dedup.collection_stats'::regclass \
+                       AND attname IN ('n_docs', 'total_len', 'last_recompute') AND NOT attisdropped)",
+            Some(1),
+            &[],
+        );
+        let r = t.first();
+        let atts = r.get::<Vec<i32>>(3).ok().flatten()?;
+        Some(StatsRelation {
+            rel: r.get::<pg_sys::Oid>(1).ok().flatten()?,
+            pkey: r.get::<pg_sys::Oid>(2).ok().flatten()?,
+            atts: [*atts.first()?, *atts.get(1)?, *atts.get(2)?],
+        })
+    })?;
+    STATS_RELATION.with(|c| c.set(Some((epoch, r))));
+    Some(r)
+}
+
+/// Microseconds from the Unix epoch to PostgreSQL's (2000-01-01).
+const POSTGRES_EPOCH_UNIX_US: i64 = 946_684_800_000_000;
+
+/// The collection row read through its primary key, without starting an executor
+/// (as a query it was about a thirtieth of a trigger insert's time). It sees what
+/// the query below would (`scan::push_query_snapshot`), so this transaction's own
+/// changes show.
+fn collection_state_uncached(id: i32) -> (CollectionStats, Option<i64>) {
+    // SAFETY: reads the backend's snapshot stack.
+    let have_snapshot = unsafe { pg_sys::ActiveSnapshotSet() };
+    if let Some(sr) = stats_relation().filter(|_| have_snapshot) {
+        // SAFETY: the relation and index OIDs are current for this configuration
+        // epoch; the snapshot is pushed and popped, the scan begun and ended, and
+        // the relation opened and closed, in pairs; the attributes are int8, int8
+        // and timestamptz (by value).
+        unsafe {
+            let pushed = crate::pg::scan::push_query_snapshot(false);
+            let lock = pg_sys::AccessShareLock as pg_sys::LOCKMODE;
+            let rel = pg_sys::table_open(sr.rel, lock);
+            let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
+            pg_sys::ScanKeyInit(
+                &mut key,
+                1,
+                pg_sys::BTEqualStrategyNumber as pg_sys::StrategyNumber,
+                pg_sys::Oid::from(pg_sys::F_INT4EQ),
+                pg_sys::Datum::from(id),
+            );
+            let scan = pg_sys::systable_beginscan(
+                rel,
+                sr.pkey,
+                true,
+                pg_sys::GetActiveSnapshot(),
+                1,
+                &mut key,
+            );
+            let tup = pg_sys::systable_getnext(scan);
+            let out = if tup.is_null() {
+                (CollectionStats::default(), None)
+            } else {
+                let desc = (*rel).rd_att;
+                let get = |att: i32| {
+                    let mut isnull = false;
+                    let d = pg_sys::heap_getattr(tup, att, desc, &mut isnull);
+                    (!isnull).then(|| d.value() as i64)
+                };
+                (
+                    CollectionStats {
+                        n_docs: get(sr.atts[0]).unwrap_or(0),
+                        total_len: get(sr.atts[1]).unwrap_or(0),
+                    },
+                    get(sr.atts[2]).map(|t| t.saturating_add(POSTGRES_EPOCH_UNIX_US)),
+                )
+            };
+            pg_sys::systable_endscan(scan);
+            pg_sys::table_close(rel, lock);
+            crate::pg::scan::pop_query_snapshot(pushed);
+            return out;
+        }
+    }
+    collection_state_query(id)
+}
+
+/// N, total length and last recompute, as [`collection_state_both`] reads them.
+#[cfg(any(test, feature = "pg_test"))]
+pub type StateRead = (i64, i64, Option<i64>);
+
+/// Both reads of the collection row, direct and by query; for tests.
+#[cfg(any(test, feature = "pg_test"))]
+pub fn collection_state_both(id: i32) -> (StateRead, StateRead) {
+    let (a, at) = collection_state_uncached(id);
+    let (b, bt) = collection_state_query(id);
+    ((a.n_docs, a.total_len, at), (b.n_docs, b.total_len, bt))
+}
+
+fn collection_state_query(id: i32) -> (CollectionStats, Option<i64>) {
+    Spi::connect(|c| {
+        let t = cache::select(
+            c,
+            "SELECT n_docs, total_len, (extract(epoch FROM last_recompute) * 1e6)::int8 \
+             FROM dedup.collection_stats WHERE collection_id = $1",
+            Some(1),
+            &[id.into()],
+        );
+        if t.is_empty() {
+            return (CollectionStats::default(), None);
+        }
+        let r = t.first();
+        (
+            CollectionStats {
+                n_docs: r.get::<i64>(1).ok().flatten().unwrap_or(0),
+                total_len: r.get::<i64>(2).ok().flatten().unwrap_or(0),
+            },
+            r.get::<i64>(3).ok().flatten(),
+        )
+    })
+}
+
+/// df/cf of each of `terms` (sorted, unique), aligned; unseen terms get zeros.
+/// The query is planned once per backend and kept (SPI_keepplan).
+pub fn term_stats(id: i32, terms: &[String]) -> Vec<TermStat> {
+    let mut out = vec![TermStat::default(); terms.len()];
+    if terms.is_empty() {
+        return out;
+    }
+    Spi::connect(|c| {
+        TERM_LOOKUP.with(|cell| {
+            let mut cell = cell.borrow_mut();
+            if cell.is_none() {
+                let stmt = c
+                    .prepare(
+                        // One index probe per term, whatever the statistics say: a plain
+                        // join let the planner, with term_stats not yet analyzed after a
+                        // bulk load, pick a hash join over every term of the collection
+                        // (27 ms a document instead of 2). OFFSET 0 keeps the LATERAL
+                        // subquery from being pulled up into such a join.
+                        "SELECT u.i, s.df, s.cf FROM unnest($2::text[]) WITH ORDINALITY AS u(term, i), \
+                         LATERAL (SELECT t.df, t.cf FROM dedup.term_stats t \
+                                  WHERE t.collection_id = $1 AND t.term = u.term OFFSET 0) s",
+                        &[pgrx::PgOid::from(pg_sys::INT4OID), pgrx::PgOid::from(pg_sys::TEXTARRAYOID)],
+                    )
+                    .unwrap_or_else(|e| spi_err(e));
+                *cell = Some(stmt.keep());
+            }
+            let Some(stmt) = cell.as_ref() else { return };
+            let t = c.select(stmt, None, &[id.into(), terms.to_vec().into()]).unwrap_or_else(|e| spi_err(e));
+            for r in t {
+                let i = r.get::<i64>(1).ok().flatten().unwrap_or(0) as usize;
+                if (1..=out.len()).contains(&i) {
+                    out[i - 1] = TermStat {
+                        df: r.get::<i64>(2).ok().flatten().unwrap_or(0),
+                        cf: r.get::<i64>(3).ok().flatten().unwrap_or(0),
+                    };
+                }
+            }
+        })
+    });
+    with_own_terms(id, terms, &mut out);
+    out
+}

@@ -1,0 +1,60 @@
+//! The transaction lifecycle: one module owns the commit and abort callbacks,
+//! registered once when the library is loaded (`_PG_init`), and calls the modules
+//! that keep per-transaction or per-backend state. Nothing calls back into it, so
+//! the glue's imports stay one-way.
+//!
+//! - before a commit (or PREPARE): the signature-key locks go (`pg::keylocks`),
+//!   then the transaction's statistics changes are written (`pg::stats::flush`);
+//! - after a commit: the background folds it asked for start (`pg::worker`);
+//! - on abort: the unwritten changes, the model cache and the backend term and
+//!   document caches are emptied (what was read may have included the aborted
+//!   transaction's own changes), and no fold is started;
+//! - a subtransaction's changes go to its parent on release, and away on rollback.
+
+use pgrx::pg_sys;
+
+/// Registers the callbacks; called once per backend, from `_PG_init`.
+pub fn register() {
+    // SAFETY: registers static functions once per backend.
+    unsafe {
+        pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
+        pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());
+    }
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+    if event == pg_sys::XactEvent::XACT_EVENT_PRE_COMMIT
+        || event == pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE
+    {
+        // Every row is in its table: the key locks can go before the statistics
+        // rows are taken.
+        crate::pg::keylocks::release();
+        crate::pg::stats::flush();
+    } else if event == pg_sys::XactEvent::XACT_EVENT_ABORT
+        || event == pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT
+    {
+        crate::pg::stats::discard_own_changes();
+        crate::pg::models::clear_cache();
+        crate::pg::weigher::clear_backend_cache();
+        crate::pg::stats::forget_wanted_folds();
+    } else if event == pg_sys::XactEvent::XACT_EVENT_PREPARE {
+        crate::pg::stats::forget_wanted_folds();
+    } else if event == pg_sys::XactEvent::XACT_EVENT_COMMIT {
+        crate::pg::worker::launch_wanted();
+    }
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn on_subxact(
+    event: pg_sys::SubXactEvent::Type,
+    sub: pg_sys::SubTransactionId,
+    parent: pg_sys::SubTransactionId,
+    _arg: *mut std::ffi::c_void,
+) {
+    if event == pg_sys::SubXactEvent::SUBXACT_EVENT_COMMIT_SUB {
+        crate::pg::stats::subtransaction_ended(sub, parent, true);
+    } else if event == pg_sys::SubXactEvent::SUBXACT_EVENT_ABORT_SUB {
+        crate::pg::stats::subtransaction_ended(sub, parent, false);
+    }
+}
