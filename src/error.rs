@@ -2,7 +2,7 @@
 //!
 //! Pure modules return `Result<_, DedupError>`; the pgrx layer turns each variant
 //! into an `ereport!` with the SQLSTATE given by [`DedupError::sqlstate`]
-//! (see `pg::report`). Messages are lower-case with no trailing period.
+//! (see `pg::raise`). Messages are lower-case with no trailing period.
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DedupError {
@@ -24,11 +24,59 @@ pub enum DedupError {
     #[error("{0}")]
     InvalidBinary(String),
     /// XX001 data_corrupted: bytes that were checked when they came in and no longer
-    /// decode (a stored value read back). The pgrx layer turns a decoder's
+    /// decode (a stored value read back), or a row of the extension's own catalog
+    /// whose value is missing or of the wrong type. The pgrx layer turns a decoder's
     /// [`DedupError::InvalidBinary`] into this for values read from tables or
     /// handed over as arguments (see `pg::OrRaise::or_raise_stored`).
     #[error("{0}")]
     Corrupted(String),
+    /// 42703 undefined_column: a configured or named column is gone.
+    #[error("{msg}")]
+    UndefinedColumn { msg: String, hint: Option<String> },
+    /// 42804 datatype_mismatch: a column is not of the type it must have.
+    #[error("{msg}")]
+    DatatypeMismatch { msg: String, hint: Option<String> },
+    /// 42710 duplicate_object: a collection of that name exists.
+    #[error("{msg}")]
+    DuplicateObject { msg: String, hint: Option<String> },
+    /// 55006 object_in_use: a collection still used by an enabled table.
+    #[error("{msg}")]
+    ObjectInUse { msg: String, hint: Option<String> },
+    /// 55000 object_not_in_prerequisite_state: a table that is not enabled.
+    #[error("{msg}")]
+    NotEnabled { msg: String, hint: Option<String> },
+    /// 42501 insufficient_privilege.
+    #[error("{msg}")]
+    InsufficientPrivilege { msg: String, hint: Option<String> },
+    /// 39P01 trigger_protocol_violated: the trigger fired in a way `dedup.enable`
+    /// does not install it.
+    #[error("{msg}")]
+    TriggerProtocol { msg: String, hint: Option<String> },
+    /// 22003 numeric_value_out_of_range.
+    #[error("{0}")]
+    OutOfRange(String),
+    /// 22004 null_value_not_allowed.
+    #[error("{0}")]
+    NullNotAllowed(String),
+    /// 23505 unique_violation: a duplicate text under action `'error'`, reported
+    /// as a unique index reports a duplicate key.
+    #[error("{msg}")]
+    DuplicateText {
+        msg: String,
+        detail: String,
+        hint: Option<String>,
+    },
+    /// 40P01 deadlock_detected: two open transactions each inserted a near-copy of
+    /// the other's uncommitted text.
+    #[error("{msg}")]
+    Deadlock {
+        msg: String,
+        detail: Option<String>,
+        hint: Option<String>,
+    },
+    /// XX000 internal_error: a state the code does not reach on any input (a bug).
+    #[error("{0}")]
+    Internal(String),
 }
 
 impl DedupError {
@@ -48,7 +96,8 @@ impl DedupError {
         DedupError::Corrupted(msg.into())
     }
 
-    /// The five-character SQLSTATE this error is reported with.
+    /// The five-character SQLSTATE this error is reported with: the one table of
+    /// codes (the pgrx layer derives its error code from this string).
     pub fn sqlstate(&self) -> &'static str {
         match self {
             DedupError::InvalidParameter { .. } => "22023",
@@ -57,6 +106,18 @@ impl DedupError {
             DedupError::UndefinedObject { .. } => "42704",
             DedupError::InvalidBinary(_) => "22P03",
             DedupError::Corrupted(_) => "XX001",
+            DedupError::UndefinedColumn { .. } => "42703",
+            DedupError::DatatypeMismatch { .. } => "42804",
+            DedupError::DuplicateObject { .. } => "42710",
+            DedupError::ObjectInUse { .. } => "55006",
+            DedupError::NotEnabled { .. } => "55000",
+            DedupError::InsufficientPrivilege { .. } => "42501",
+            DedupError::TriggerProtocol { .. } => "39P01",
+            DedupError::OutOfRange(_) => "22003",
+            DedupError::NullNotAllowed(_) => "22004",
+            DedupError::DuplicateText { .. } => "23505",
+            DedupError::Deadlock { .. } => "40P01",
+            DedupError::Internal(_) => "XX000",
         }
     }
 
@@ -64,10 +125,66 @@ impl DedupError {
         match self {
             DedupError::InvalidParameter { hint, .. }
             | DedupError::TooLarge { hint, .. }
-            | DedupError::UndefinedObject { hint, .. } => hint.as_deref(),
+            | DedupError::UndefinedObject { hint, .. }
+            | DedupError::UndefinedColumn { hint, .. }
+            | DedupError::DatatypeMismatch { hint, .. }
+            | DedupError::DuplicateObject { hint, .. }
+            | DedupError::ObjectInUse { hint, .. }
+            | DedupError::NotEnabled { hint, .. }
+            | DedupError::InsufficientPrivilege { hint, .. }
+            | DedupError::TriggerProtocol { hint, .. }
+            | DedupError::DuplicateText { hint, .. }
+            | DedupError::Deadlock { hint, .. } => hint.as_deref(),
+            _ => None,
+        }
+    }
+
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            DedupError::DuplicateText { detail, .. } => Some(detail),
+            DedupError::Deadlock { detail, .. } => detail.as_deref(),
             _ => None,
         }
     }
 }
 
+/// SQLSTATE → PostgreSQL's integer error code (`MAKE_SQLSTATE`): six bits per
+/// character, the first character lowest.
+pub fn sqlstate_code(state: &str) -> i32 {
+    state
+        .bytes()
+        .take(5)
+        .enumerate()
+        .map(|(i, c)| ((i32::from(c) - i32::from(b'0')) & 0x3f) << (6 * i))
+        .sum()
+}
+
 pub type Result<T> = std::result::Result<T, DedupError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_has_a_five_character_sqlstate() {
+        let all = [
+            DedupError::invalid_parameter("x"),
+            DedupError::invalid_input("x"),
+            DedupError::invalid_binary("x"),
+            DedupError::corrupted("x"),
+            DedupError::OutOfRange("x".into()),
+            DedupError::NullNotAllowed("x".into()),
+            DedupError::Internal("x".into()),
+        ];
+        for e in all {
+            let s = e.sqlstate();
+            assert_eq!(s.len(), 5);
+            assert!(s
+                .bytes()
+                .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase()));
+        }
+        // MAKE_SQLSTATE('2','3','5','0','5') and ('4','0','P','0','1').
+        assert_eq!(sqlstate_code("23505"), 2 | (3 << 6) | (5 << 12) | (5 << 24));
+        assert_eq!(sqlstate_code("40P01"), 4 | (32 << 12) | (1 << 24));
+    }
+}

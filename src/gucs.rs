@@ -4,7 +4,7 @@
 //! |---|---|---|---|
 //! | `dedup.max_document_bytes` | 10MB | 1kB .. 1GB | larger `to_document` input is refused with 54000 |
 //! | `dedup.min_word_length` | 3 | 1 .. 64 | shorter words (in characters) are not terms |
-//! | `dedup.stats_batch` | 1 | 1 .. 100000 | documents collected before term statistics are updated (1 = at once) |
+//! | `dedup.stats_batch` | 1 | 1 .. 100000 | committed transactions' statistics changes collected before they are folded into `term_stats` (1 = at once) |
 //! | `dedup.background_fold` | on | on, off | a full batch is folded by a background worker after commit, not inside the insert |
 //! | `dedup.min_shared_keys` | 4 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
 //! | `dedup.similarity_threshold` | 0.8 | 0 .. 1 | `longest` signatures are candidates at this similarity |
@@ -50,8 +50,8 @@ pub fn init() {
     );
     GucRegistry::define_int_guc(
         c"dedup.stats_batch",
-        c"Documents collected before their terms are folded into dedup.term_stats.",
-        c"1 (the default) updates the term statistics with every document. A larger batch makes ingestion much faster; df and cf then lag N by up to that many documents until the next fold or dedup.flush_stats. Range 1 to 100000.",
+        c"Committed transactions' statistics changes collected before they are folded into dedup.term_stats.",
+        c"1 (the default) updates the term statistics at every commit. With a larger batch each committing transaction adds one pending row and a fold takes the batch at once, which makes single-row ingestion much faster; df and cf then lag N by up to that many transactions until the next fold or dedup.flush_stats. Range 1 to 100000.",
         &STATS_BATCH,
         1,
         100_000,
@@ -61,7 +61,7 @@ pub fn init() {
     GucRegistry::define_bool_guc(
         c"dedup.background_fold",
         c"Whether a full batch of pending term statistics is folded by a background worker.",
-        c"On (the default): once dedup.stats_batch documents are pending, the transaction that reached the batch starts a background worker when it commits, and the fold runs there instead of inside an insert. Pending documents reaching twice the batch are folded at once whatever this says (no free worker slot, or a long transaction). Off: the document that reaches the batch folds it. Values on and off.",
+        c"On (the default): once dedup.stats_batch pending rows (one per committed transaction) are waiting, the transaction that reached the batch starts a background worker when it commits, and the fold runs there instead of inside an insert. Twice the batch pending is folded at once whatever this says (no free worker slot). Off: the transaction that reaches the batch folds it. Values on and off.",
         &BACKGROUND_FOLD,
         GucContext::Userset,
         GucFlags::default(),

@@ -55,11 +55,10 @@ fn create_collection(
             )
             .unwrap_or_else(|e| spi_err(e));
         if !exists.is_empty() {
-            crate::pg::raise_with(
-                PgSqlErrorCode::ERRCODE_DUPLICATE_OBJECT,
-                format!("collection \"{name}\" already exists"),
-                Some("drop it first with dedup.drop_collection, or pick another name".into()),
-            );
+            crate::pg::raise(DedupError::DuplicateObject {
+                msg: format!("collection \"{name}\" already exists"),
+                hint: Some("drop it first with dedup.drop_collection, or pick another name".into()),
+            });
         }
         c.update(
             "WITH c AS (INSERT INTO dedup.collections (name, lang, weighting, k1, b, options) \
@@ -158,11 +157,10 @@ fn drop_collection(name: &str) {
     .ok()
     .flatten();
     if let Some(users) = users {
-        crate::pg::raise_with(
-            PgSqlErrorCode::ERRCODE_OBJECT_IN_USE,
-            format!("collection \"{name}\" is used by enabled table {users}"),
-            Some("call dedup.disable on those tables first".into()),
-        );
+        crate::pg::raise(DedupError::ObjectInUse {
+            msg: format!("collection \"{name}\" is used by enabled table {users}"),
+            hint: Some("call dedup.disable on those tables first".into()),
+        });
     }
     forget_own_changes(coll.id);
     Spi::connect_mut(|c| {

@@ -35,7 +35,7 @@ pub(crate) fn unknown_collection(name: &str) -> DedupError {
 }
 
 pub(crate) fn raise_internal(msg: String) -> ! {
-    crate::pg::raise_with(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, msg, None)
+    crate::pg::raise(DedupError::Internal(msg))
 }
 
 thread_local! {

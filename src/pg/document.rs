@@ -2,9 +2,10 @@
 //! `to_document`, `tokens`, `terms`, `numbers`, `summary`, `fingerprint`.
 
 use crate::document::Document;
+use crate::error::DedupError;
 use crate::gucs;
 use crate::pg::types::DocumentDatum;
-use crate::pg::{raise, raise_with, OrRaise};
+use crate::pg::{raise, OrRaise};
 use crate::text::{self, AnalyzeOptions, Lang};
 use pgrx::prelude::*;
 use pgrx::{AnyNumeric, Internal, JsonB, StringInfo, Uuid};
@@ -122,14 +123,10 @@ fn numbers(doc: DocumentDatum) -> Vec<AnyNumeric> {
         .iter()
         .map(|n| match AnyNumeric::try_from(n.as_str()) {
             Ok(v) => v,
-            Err(_) => raise_with(
-                PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
-                format!(
-                    "number {}… does not fit type numeric",
-                    n.chars().take(20).collect::<String>()
-                ),
-                None,
-            ),
+            Err(_) => raise(DedupError::OutOfRange(format!(
+                "number {}… does not fit type numeric",
+                n.chars().take(20).collect::<String>()
+            ))),
         })
         .collect()
 }

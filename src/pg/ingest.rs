@@ -13,12 +13,12 @@ use crate::pg::config_cache;
 use crate::pg::keylocks;
 use crate::pg::models::{self, verdict, Authorities, Loaded, WithAuthority};
 use crate::pg::privilege::{self, as_owner};
+use crate::pg::raise;
 use crate::pg::scan;
 use crate::pg::signature::options_of;
 use crate::pg::stats;
 use crate::pg::types::{DocRef, DocumentDatum, SignatureDatum, StoredDoc};
 use crate::pg::weigher::{self, Sketched, Weigher};
-use crate::pg::{raise, raise_with};
 use crate::signature::Signature;
 use crate::text::{self, AnalyzeOptions};
 use pgrx::prelude::*;
@@ -74,14 +74,13 @@ pub fn table_config(tbl: pg_sys::Oid) -> Rc<TableConfig> {
             let name = Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
                 .ok()
                 .flatten();
-            raise_with(
-                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-                format!(
+            raise(DedupError::NotEnabled {
+                msg: format!(
                     "table {} is not enabled for deduplication",
                     name.unwrap_or_default()
                 ),
-                Some("call dedup.enable(table, body_column) first".into()),
-            )
+                hint: Some("call dedup.enable(table, body_column) first".into()),
+            })
         }
     }
 }

@@ -24,8 +24,8 @@
 
 use pgrx::pg_sys;
 use pgrx::pg_sys::errcodes::PgSqlErrorCode;
-use pgrx::pg_sys::panic::{CaughtError, ErrorReport};
-use pgrx::{PgLogLevel, PgTryBuilder};
+use pgrx::pg_sys::panic::CaughtError;
+use pgrx::PgTryBuilder;
 use std::cell::RefCell;
 
 /// The fourth field of every key lock tag ("DED" in hex, 0x0DED).
@@ -145,18 +145,11 @@ pub fn wait_for(xid: pg_sys::TransactionId) {
             }
             CaughtError::RustPanic { .. } => None,
         };
-        let mut r = ErrorReport::new(
-            PgSqlErrorCode::ERRCODE_T_R_DEADLOCK_DETECTED,
-            "deadlock detected: two transactions each inserted a near-duplicate of a text the other inserted and has not committed",
-            "pg_dedup",
-        )
-        .set_hint(
-            "retry the transaction; as with a unique index, each waits for the other to commit or roll back",
-        );
-        if let Some(d) = detail {
-            r = r.set_detail(d);
-        }
-        r.report(PgLogLevel::ERROR);
+        crate::pg::raise(crate::error::DedupError::Deadlock {
+            msg: "deadlock detected: two transactions each inserted a near-duplicate of a text the other inserted and has not committed".into(),
+            detail,
+            hint: Some("retry the transaction; as with a unique index, each waits for the other to commit or roll back".into()),
+        })
     })
     .execute();
 }

@@ -31,26 +31,15 @@ use pgrx::pg_sys::errcodes::PgSqlErrorCode;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::PgLogLevel;
 
-fn errcode(e: &DedupError) -> PgSqlErrorCode {
-    match e {
-        DedupError::InvalidParameter { .. } => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-        DedupError::InvalidInput(_) => PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
-        DedupError::TooLarge { .. } => PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-        DedupError::UndefinedObject { .. } => PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,
-        DedupError::InvalidBinary(_) => PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
-        DedupError::Corrupted(_) => PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
-    }
-}
-
-/// Raises `e` as an SQL error with its own SQLSTATE and hint. Does not return.
+/// Raises `e` as an SQL error with its SQLSTATE ([`DedupError::sqlstate`]), detail
+/// and hint. Does not return.
 pub fn raise(e: DedupError) -> ! {
-    raise_with(errcode(&e), e.to_string(), e.hint().map(str::to_owned))
-}
-
-/// Raises an SQL error with an explicit SQLSTATE. Does not return.
-pub fn raise_with(code: PgSqlErrorCode, msg: String, hint: Option<String>) -> ! {
-    let mut r = ErrorReport::new(code, msg, "pg_dedup");
-    if let Some(h) = hint {
+    let code = PgSqlErrorCode::from(crate::error::sqlstate_code(e.sqlstate()));
+    let mut r = ErrorReport::new(code, e.to_string(), "pg_dedup");
+    if let Some(d) = e.detail() {
+        r = r.set_detail(d);
+    }
+    if let Some(h) = e.hint() {
         r = r.set_hint(h);
     }
     r.report(PgLogLevel::ERROR);
@@ -97,19 +86,14 @@ pub fn interrupts() -> impl FnMut() -> crate::error::Result<()> {
 
 /// An SPI failure that no user input should cause. Raised as XX000.
 pub fn spi_err(e: pgrx::spi::Error) -> ! {
-    raise_with(
-        PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-        format!("SPI error: {e}"),
-        None,
-    )
+    raise(DedupError::Internal(format!("SPI error: {e}")))
 }
 
 /// A user-supplied query whose columns do not have the documented types. Raised
 /// as 42804 datatype_mismatch; `expected` names the columns it must return.
 pub fn query_err(expected: &str, _e: pgrx::spi::Error) -> ! {
-    raise_with(
-        PgSqlErrorCode::ERRCODE_DATATYPE_MISMATCH,
-        format!("pairs query returned a column of the wrong type: it must return {expected}"),
-        None,
-    )
+    raise(DedupError::DatatypeMismatch {
+        msg: format!("pairs query returned a column of the wrong type: it must return {expected}"),
+        hint: None,
+    })
 }

@@ -65,11 +65,9 @@ pub fn weigh_pair(
     let auth = Authorities::cached(coll);
     match (both.pop(), both.pop()) {
         (Some(wb), Some(wa)) => (with_authority(wa, &auth), with_authority(wb, &auth)),
-        _ => crate::pg::raise_with(
-            PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+        _ => crate::pg::raise(crate::error::DedupError::Internal(
             "weighing a pair returned fewer than two documents".into(),
-            None,
-        ),
+        )),
     }
 }
 

@@ -11,9 +11,9 @@
 //! error's DETAIL, the answers of `is_duplicate` and `find_original`) follows the
 //! rule PostgreSQL applies to a unique violation's DETAIL ([`may_read`]).
 
-use crate::pg::raise_with;
+use crate::error::DedupError;
+use crate::pg::raise;
 use pgrx::pg_sys;
-use pgrx::pg_sys::errcodes::PgSqlErrorCode;
 use std::cell::Cell;
 
 thread_local! {
@@ -35,11 +35,10 @@ fn owner() -> pg_sys::Oid {
     .ok()
     .flatten()
     .unwrap_or_else(|| {
-        raise_with(
-            PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,
-            "extension \"pg_dedup\" is not installed in this database".into(),
-            None,
-        )
+        raise(DedupError::UndefinedObject {
+            msg: "extension \"pg_dedup\" is not installed in this database".into(),
+            hint: None,
+        })
     });
     OWNER.with(|c| c.set(Some((epoch, o))));
     o
@@ -115,11 +114,10 @@ pub fn require_read(rel: pg_sys::Oid, what: &str) {
         .ok()
         .flatten()
         .unwrap_or_default();
-    raise_with(
-        PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
-        format!("permission denied for table {name}"),
-        Some(format!(
+    raise(DedupError::InsufficientPrivilege {
+        msg: format!("permission denied for table {name}"),
+        hint: Some(format!(
             "{what} answers from every row of the table: it needs SELECT on it, and no row-level security applying to the caller"
         )),
-    )
+    })
 }

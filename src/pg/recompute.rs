@@ -2,6 +2,7 @@
 //! from its tables' stored documents, in TID-range chunks.
 
 use crate::chunks::tid_chunks;
+use crate::error::DedupError;
 use crate::pg::collections::{load, Collection};
 use crate::pg::spi_err;
 use crate::pg::stats::forget_own_changes;
@@ -31,16 +32,14 @@ pub fn quoted_doc_column(tbl: pg_sys::Oid, col: &str) -> (String, String) {
         )
     });
     match ok {
-        None => crate::pg::raise_with(
-            PgSqlErrorCode::ERRCODE_UNDEFINED_COLUMN,
-            format!("column \"{col}\" of relation {tname} does not exist"),
-            None,
-        ),
-        Some(false) => crate::pg::raise_with(
-            PgSqlErrorCode::ERRCODE_DATATYPE_MISMATCH,
-            format!("column \"{col}\" of relation {tname} is not of type dedup.document"),
-            None,
-        ),
+        None => crate::pg::raise(DedupError::UndefinedColumn {
+            msg: format!("column \"{col}\" of relation {tname} does not exist"),
+            hint: None,
+        }),
+        Some(false) => crate::pg::raise(DedupError::DatatypeMismatch {
+            msg: format!("column \"{col}\" of relation {tname} is not of type dedup.document"),
+            hint: None,
+        }),
         Some(true) => (tname, pgrx::spi::quote_identifier(col)),
     }
 }

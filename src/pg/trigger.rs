@@ -10,10 +10,11 @@
 //! It replaced a PL/pgSQL function that read the row through `to_jsonb(NEW)` and
 //! called an SQL function per row; that wrapper was about a tenth of an insert.
 
+use crate::error::DedupError;
 use crate::pg::ingest::{self, Action, TableConfig};
 use crate::pg::models::verdict;
 use crate::pg::privilege::{self, as_owner};
-use crate::pg::raise_with;
+use crate::pg::raise;
 use crate::pg::statement;
 use crate::pg::types::DocumentDatum;
 use crate::pg::types::SignatureDatum;
@@ -126,17 +127,16 @@ fn input(col: Col, text: &str) -> Option<pg_sys::Datum> {
     }
 }
 
+const RESTORE_COLUMNS: &str =
+    "dedup.disable and dedup.enable the table again to restore its dedup columns";
+
 /// The dedup columns `enable` added; a trigger on a table that lost one raises.
 fn dedup_col(row: &Row, name: &str, cfg: &TableConfig) -> Col {
     let col = row.col(name).unwrap_or_else(|| {
-        raise_with(
-            PgSqlErrorCode::ERRCODE_UNDEFINED_COLUMN,
-            format!("column \"{name}\" of relation {} does not exist", cfg.tname),
-            Some(
-                "dedup.disable and dedup.enable the table again to restore its dedup columns"
-                    .into(),
-            ),
-        )
+        raise(DedupError::UndefinedColumn {
+            msg: format!("column \"{name}\" of relation {} does not exist", cfg.tname),
+            hint: Some(RESTORE_COLUMNS.into()),
+        })
     });
     let expected = match name {
         "dedup_doc" => cfg.column_types[0],
@@ -145,17 +145,13 @@ fn dedup_col(row: &Row, name: &str, cfg: &TableConfig) -> Col {
         _ => cfg.column_types[3],
     };
     if col.typid != expected {
-        raise_with(
-            PgSqlErrorCode::ERRCODE_DATATYPE_MISMATCH,
-            format!(
+        raise(DedupError::DatatypeMismatch {
+            msg: format!(
                 "column \"{name}\" of relation {} no longer has the type dedup.enable gave it",
                 cfg.tname
             ),
-            Some(
-                "dedup.disable and dedup.enable the table again to restore its dedup columns"
-                    .into(),
-            ),
-        );
+            hint: Some(RESTORE_COLUMNS.into()),
+        });
     }
     col
 }
@@ -173,11 +169,10 @@ fn _trigger<'a>(
             Ok(pgrx::PgTriggerOperation::Insert | pgrx::PgTriggerOperation::Update)
         );
     if !fired_right {
-        raise_with(
-            PgSqlErrorCode::ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED,
-            "dedup._trigger() must be fired as a row trigger BEFORE INSERT OR UPDATE".into(),
-            Some("dedup.enable installs it; do not create triggers on it by hand".into()),
-        );
+        raise(DedupError::TriggerProtocol {
+            msg: "dedup._trigger() must be fired as a row trigger BEFORE INSERT OR UPDATE".into(),
+            hint: Some("dedup.enable installs it; do not create triggers on it by hand".into()),
+        });
     }
     let desc = {
         // SAFETY: a row trigger always has its relation.
@@ -287,16 +282,14 @@ fn _trigger<'a>(
                 } else {
                     format!("The row duplicates a row of {name} (verdict {v}, score {score}).")
                 };
-                pgrx::pg_sys::panic::ErrorReport::new(
-                    PgSqlErrorCode::ERRCODE_UNIQUE_VIOLATION,
-                    "duplicate text rejected by pg_dedup",
-                    "pg_dedup",
-                )
-                .set_detail(detail)
-                .set_hint(
-                    "dedup.enable(..., action => 'mark') stores duplicates and marks them instead",
-                )
-                .report(pgrx::PgLogLevel::ERROR);
+                crate::pg::raise(DedupError::DuplicateText {
+                    msg: "duplicate text rejected by pg_dedup".into(),
+                    detail,
+                    hint: Some(
+                        "dedup.enable(..., action => 'mark') stores duplicates and marks them instead"
+                            .into(),
+                    ),
+                });
             }
         }
     }

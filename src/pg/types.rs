@@ -21,11 +21,9 @@ unsafe fn unbox_non_null<'fcx, T: FromDatum>(arg: Arg<'_, 'fcx>) -> T {
     // SAFETY: by the caller's contract.
     match unsafe { arg.unbox_arg_using_from_datum() } {
         Some(v) => v,
-        None => crate::pg::raise_with(
-            pgrx::PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
-            format!("argument {index} must not be null"),
-            None,
-        ),
+        None => crate::pg::raise(crate::error::DedupError::NullNotAllowed(format!(
+            "argument {index} must not be null"
+        ))),
     }
 }
 
@@ -323,11 +321,9 @@ pub fn receive<E: std::fmt::Display>(
 ) -> Vec<u8> {
     // SAFETY: PostgreSQL passes a StringInfo as a receive function's argument.
     let Some(info) = (unsafe { buf.get_mut::<pg_sys::StringInfoData>() }) else {
-        crate::pg::raise_with(
-            pgrx::PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
-            format!("missing binary input for {type_name}"),
-            None,
-        )
+        crate::pg::raise(crate::error::DedupError::InvalidBinary(format!(
+            "missing binary input for {type_name}"
+        )))
     };
     let len = info.len.max(0) as usize;
     let start = (info.cursor.max(0) as usize).min(len);
@@ -337,11 +333,9 @@ pub fn receive<E: std::fmt::Display>(
             .to_vec();
     info.cursor = info.len;
     if let Err(e) = check(&bytes) {
-        crate::pg::raise_with(
-            pgrx::PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
-            format!("invalid binary representation of {type_name}: {e}"),
-            None,
-        );
+        crate::pg::raise(crate::error::DedupError::InvalidBinary(format!(
+            "invalid binary representation of {type_name}: {e}"
+        )));
     }
     bytes
 }
