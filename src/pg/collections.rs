@@ -5,6 +5,7 @@
 
 use crate::error::DedupError;
 use crate::pg::cache::{self, StmtMap};
+use crate::pg::stored;
 use crate::pg::{raise, OrRaise};
 use crate::text::Lang;
 use crate::weights::{Params, Weighting};
@@ -78,11 +79,11 @@ fn load_uncached(name: &str) -> Collection {
         }
         let r = t.first();
         Some((
-            r.get::<i32>(1).ok().flatten().unwrap_or_default(),
-            r.get::<String>(2).ok().flatten().unwrap_or_default(),
-            r.get::<String>(3).ok().flatten().unwrap_or_default(),
-            r.get::<f64>(4).ok().flatten().unwrap_or(1.2),
-            r.get::<f64>(5).ok().flatten().unwrap_or(0.75),
+            stored(r.get::<i32>(1), "dedup.collections.id"),
+            stored(r.get::<String>(2), "dedup.collections.lang"),
+            stored(r.get::<String>(3), "dedup.collections.weighting"),
+            stored(r.get::<f64>(4), "dedup.collections.k1"),
+            stored(r.get::<f64>(5), "dedup.collections.b"),
             r.get::<JsonB>(6)
                 .ok()
                 .flatten()

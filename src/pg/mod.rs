@@ -46,6 +46,26 @@ pub fn raise(e: DedupError) -> ! {
     unreachable!("ereport(ERROR) returned")
 }
 
+/// A value the extension reads back from its own catalog tables or from a query
+/// of its own: a NULL or a value of another type raises XX001 (data_corrupted)
+/// naming what was read, never a silent default.
+pub fn stored<T>(v: pgrx::spi::SpiResult<Option<T>>, what: &str) -> T {
+    match v {
+        Ok(Some(v)) => v,
+        Ok(None) => raise(DedupError::Corrupted(format!("{what} is null"))),
+        Err(e) => raise(DedupError::Corrupted(format!("{what} does not read: {e}"))),
+    }
+}
+
+/// As [`stored`], for a value that may be NULL (an aggregate over no rows): then
+/// `default`.
+pub fn stored_or<T>(v: pgrx::spi::SpiResult<Option<T>>, what: &str, default: T) -> T {
+    match v {
+        Ok(v) => v.unwrap_or(default),
+        Err(e) => raise(DedupError::Corrupted(format!("{what} does not read: {e}"))),
+    }
+}
+
 /// Unwraps a pure-module result or raises its error.
 pub trait OrRaise<T> {
     fn or_raise(self) -> T;

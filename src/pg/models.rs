@@ -568,7 +568,7 @@ fn store(
                 ],
             )
             .unwrap_or_else(|e| spi_err(e));
-        t.first().get::<i32>(1).ok().flatten().unwrap_or(1)
+        crate::pg::stored(t.first().get::<i32>(1), "dedup.models.version")
     })
 }
 

@@ -6,6 +6,7 @@ use crate::error::DedupError;
 use crate::pg::collections::{load, Collection};
 use crate::pg::spi_err;
 use crate::pg::stats::forget_own_changes;
+use crate::pg::stored;
 use pgrx::prelude::*;
 
 fn notice(msg: String) {
@@ -162,8 +163,8 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
                     .unwrap_or_else(|e| spi_err(e));
                 let r = t.first();
                 (
-                    r.get::<i64>(1).ok().flatten().unwrap_or(0),
-                    r.get::<i64>(2).ok().flatten().unwrap_or(0),
+                    stored(r.get::<i64>(1), "a recompute chunk's documents"),
+                    stored(r.get::<i64>(2), "a recompute chunk's length"),
                 )
             });
             n_docs += n;

@@ -387,7 +387,7 @@ fn staleness(collection: &str) -> f64 {
         if t.is_empty() {
             0.0
         } else {
-            t.first().get::<f64>(1).ok().flatten().unwrap_or(0.0)
+            crate::pg::stored(t.first().get::<f64>(1), "dedup.collection_stats staleness")
         }
     })
 }

@@ -8,6 +8,7 @@ use crate::document::Document;
 use crate::pg::cache::{self};
 use crate::pg::collections::load;
 use crate::pg::spi_err;
+use crate::pg::stored;
 use crate::pg::types::DocumentDatum;
 use crate::weights::TermStat;
 use pgrx::datum::DatumWithOid;
@@ -211,7 +212,7 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>) {
             let pending = if t.is_empty() {
                 0
             } else {
-                t.first().get::<i64>(1).ok().flatten().unwrap_or(0)
+                stored(t.first().get::<i64>(1), "dedup.collection_stats.pending")
             };
             let batch = batch as i64;
             if pending > 0 && pending >= batch {
@@ -259,8 +260,8 @@ pub(crate) fn fold_terms(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 
         )
         .unwrap_or_else(|e| spi_err(e));
     let r = t.first();
-    let folded = r.get::<i64>(1).ok().flatten().unwrap_or(0);
-    let empty: Vec<String> = r.get::<Vec<String>>(2).ok().flatten().unwrap_or_default();
+    let folded = stored(r.get::<i64>(1), "the folded pending rows");
+    let empty: Vec<String> = stored(r.get::<Vec<String>>(2), "the emptied term rows");
     delete_empty(c, coll_id, empty);
     folded
 }

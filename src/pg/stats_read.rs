@@ -6,6 +6,7 @@
 use crate::pg::cache::{self, StmtMap};
 use crate::pg::spi_err;
 use crate::pg::stats::{own_n_len, with_own_terms};
+use crate::pg::stored;
 use crate::weights::{CollectionStats, TermStat};
 use pgrx::prelude::*;
 use std::cell::RefCell;
@@ -167,8 +168,8 @@ fn collection_state_query(id: i32) -> (CollectionStats, Option<i64>) {
         let r = t.first();
         (
             CollectionStats {
-                n_docs: r.get::<i64>(1).ok().flatten().unwrap_or(0),
-                total_len: r.get::<i64>(2).ok().flatten().unwrap_or(0),
+                n_docs: stored(r.get::<i64>(1), "dedup.collection_stats.n_docs"),
+                total_len: stored(r.get::<i64>(2), "dedup.collection_stats.total_len"),
             },
             r.get::<i64>(3).ok().flatten(),
         )
@@ -204,11 +205,11 @@ pub fn term_stats(id: i32, terms: &[String]) -> Vec<TermStat> {
             let Some(stmt) = cell.as_ref() else { return };
             let t = c.select(stmt, None, &[id.into(), terms.to_vec().into()]).unwrap_or_else(|e| spi_err(e));
             for r in t {
-                let i = r.get::<i64>(1).ok().flatten().unwrap_or(0) as usize;
+                let i = stored(r.get::<i64>(1), "a term lookup's position") as usize;
                 if (1..=out.len()).contains(&i) {
                     out[i - 1] = TermStat {
-                        df: r.get::<i64>(2).ok().flatten().unwrap_or(0),
-                        cf: r.get::<i64>(3).ok().flatten().unwrap_or(0),
+                        df: stored(r.get::<i64>(2), "dedup.term_stats.df"),
+                        cf: stored(r.get::<i64>(3), "dedup.term_stats.cf"),
                     };
                 }
             }

@@ -14,6 +14,7 @@ use crate::pg::stats::with_own_changes;
 use crate::pg::stats_read::{collection_state, term_stats};
 use crate::pg::types::{DocumentDatum, StoredDoc};
 use crate::pg::{raise, OrRaise};
+use crate::pg::{stored, stored_or};
 use crate::weights::{self, CollectionStats, Params, TermStat, Weighting};
 use pgrx::prelude::*;
 use std::cell::RefCell;
@@ -342,13 +343,13 @@ impl<'c> Weigher<'c> {
             })
             .unwrap_or_else(|e| spi_err(e));
             let r = t.first();
-            let n = r.get::<i64>(1).ok().flatten().unwrap_or(0);
+            let n = stored(r.get::<i64>(1), "the term count of a whole read");
             if limit.is_some_and(|l| n > l) {
                 return false;
             }
-            let terms = r.get::<&str>(2).ok().flatten().unwrap_or("");
-            let dfs = r.get::<Vec<i64>>(3).ok().flatten().unwrap_or_default();
-            let cfs = r.get::<Vec<i64>>(4).ok().flatten().unwrap_or_default();
+            let terms = stored_or(r.get::<&str>(2), "dedup.term_stats.term", "");
+            let dfs = stored_or(r.get::<Vec<i64>>(3), "dedup.term_stats.df", Vec::new());
+            let cfs = stored_or(r.get::<Vec<i64>>(4), "dedup.term_stats.cf", Vec::new());
             if n == 0 {
                 return true;
             }
