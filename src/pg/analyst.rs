@@ -46,15 +46,7 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
     weigher.prefetch_all();
     let auth = Authorities::load(&cfg.coll);
     let (keys, edges) = candidate_edges(&cfg);
-    let key_type = Spi::get_one_with_args::<String>(
-        "SELECT format_type(a.atttypid, a.atttypmod) FROM pg_index i \
-         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] \
-         WHERE i.indrelid = $1 AND i.indisprimary",
-        &[tbl.into()],
-    )
-    .ok()
-    .flatten()
-    .unwrap_or_else(|| "text".into());
+    let key_type = crate::pg::signature::primary_key(tbl).map_or_else(|| "text".into(), |(_, t)| t);
     let fetch = format!(
         "SELECT {k}::text, dedup_doc FROM {t} WHERE {k} = ANY($1::text[]::{key_type}[]) AND dedup_doc IS NOT NULL",
         k = cfg.key,

@@ -308,15 +308,17 @@ pub fn signature_column(tbl: pg_sys::Oid) -> String {
     }
 }
 
-/// The table's single-column primary key, quoted, if it has one.
-pub fn primary_key(tbl: pg_sys::Oid) -> Option<String> {
-    Spi::get_one_with_args::<String>(
-        "SELECT a.attname::text FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] \
+/// The table's single-column primary key: its name and its type as SQL spells it
+/// (`format_type`), if it has one. (`dedup.enable` asks the same in SQL.)
+pub fn primary_key(tbl: pg_sys::Oid) -> Option<(String, String)> {
+    Spi::get_two_with_args::<String, String>(
+        "SELECT a.attname::text, format_type(a.atttypid, a.atttypmod) FROM pg_index i \
+         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] \
          WHERE i.indrelid = $1 AND i.indisprimary AND i.indnatts = 1",
         &[tbl.into()],
     )
     .ok()
-    .flatten()
+    .and_then(|(name, typ)| Some((name?, typ?)))
 }
 
 /// Rows of `tbl` whose signature is a candidate for `sig`, found through the GIN
@@ -346,7 +348,7 @@ fn _candidates(
         .flatten()
         .unwrap_or_default();
     let key = primary_key(tbl)
-        .map(|k| format!("{}::text", pgrx::spi::quote_identifier(k)))
+        .map(|(k, _)| format!("{}::text", pgrx::spi::quote_identifier(k)))
         .unwrap_or_else(|| "NULL::text".into());
     let sql = format!(
         "SELECT ctid, {key}, dedup.shared_keys({col}, $1), dedup.similarity({col}, $1) FROM {tname} \

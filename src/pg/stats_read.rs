@@ -4,7 +4,6 @@
 //! transaction's own unwritten changes added (`pg::stats`).
 
 use crate::pg::cache::{self, StmtMap};
-use crate::pg::spi_err;
 use crate::pg::stats::{own_n_len, with_own_terms};
 use crate::pg::stored;
 use crate::weights::{CollectionStats, TermStat};
@@ -13,8 +12,6 @@ use std::cell::RefCell;
 
 thread_local! {
     static STATES: RefCell<StmtMap<i32, (CollectionStats, Option<i64>)>> = RefCell::new(StmtMap::default());
-    /// The term lookup, planned once per backend.
-    static TERM_LOOKUP: RefCell<Option<pgrx::spi::OwnedPreparedStatement>> = const { RefCell::new(None) };
 }
 
 /// N, total length and the last recompute (microseconds) of a collection, read
@@ -177,43 +174,34 @@ fn collection_state_query(id: i32) -> (CollectionStats, Option<i64>) {
 }
 
 /// df/cf of each of `terms` (sorted, unique), aligned; unseen terms get zeros.
-/// The query is planned once per backend and kept (SPI_keepplan).
 pub fn term_stats(id: i32, terms: &[String]) -> Vec<TermStat> {
     let mut out = vec![TermStat::default(); terms.len()];
     if terms.is_empty() {
         return out;
     }
     Spi::connect(|c| {
-        TERM_LOOKUP.with(|cell| {
-            let mut cell = cell.borrow_mut();
-            if cell.is_none() {
-                let stmt = c
-                    .prepare(
-                        // One index probe per term, whatever the statistics say: a plain
-                        // join let the planner, with term_stats not yet analyzed after a
-                        // bulk load, pick a hash join over every term of the collection
-                        // (27 ms a document instead of 2). OFFSET 0 keeps the LATERAL
-                        // subquery from being pulled up into such a join.
-                        "SELECT u.i, s.df, s.cf FROM unnest($2::text[]) WITH ORDINALITY AS u(term, i), \
-                         LATERAL (SELECT t.df, t.cf FROM dedup.term_stats t \
-                                  WHERE t.collection_id = $1 AND t.term = u.term OFFSET 0) s",
-                        &[pgrx::PgOid::from(pg_sys::INT4OID), pgrx::PgOid::from(pg_sys::TEXTARRAYOID)],
-                    )
-                    .unwrap_or_else(|e| spi_err(e));
-                *cell = Some(stmt.keep());
+        // One index probe per term, whatever the statistics say: a plain join let
+        // the planner, with term_stats not yet analyzed after a bulk load, pick a
+        // hash join over every term of the collection (27 ms a document instead of
+        // 2). OFFSET 0 keeps the LATERAL subquery from being pulled up into such a
+        // join. The plan is kept (`cache::select`).
+        let t = cache::select(
+            c,
+            "SELECT u.i, s.df, s.cf FROM unnest($2::text[]) WITH ORDINALITY AS u(term, i), \
+             LATERAL (SELECT t.df, t.cf FROM dedup.term_stats t \
+                      WHERE t.collection_id = $1 AND t.term = u.term OFFSET 0) s",
+            None,
+            &[id.into(), terms.to_vec().into()],
+        );
+        for r in t {
+            let i = stored(r.get::<i64>(1), "a term lookup's position") as usize;
+            if (1..=out.len()).contains(&i) {
+                out[i - 1] = TermStat {
+                    df: stored(r.get::<i64>(2), "dedup.term_stats.df"),
+                    cf: stored(r.get::<i64>(3), "dedup.term_stats.cf"),
+                };
             }
-            let Some(stmt) = cell.as_ref() else { return };
-            let t = c.select(stmt, None, &[id.into(), terms.to_vec().into()]).unwrap_or_else(|e| spi_err(e));
-            for r in t {
-                let i = stored(r.get::<i64>(1), "a term lookup's position") as usize;
-                if (1..=out.len()).contains(&i) {
-                    out[i - 1] = TermStat {
-                        df: stored(r.get::<i64>(2), "dedup.term_stats.df"),
-                        cf: stored(r.get::<i64>(3), "dedup.term_stats.cf"),
-                    };
-                }
-            }
-        })
+        }
     });
     with_own_terms(id, terms, &mut out);
     out
