@@ -2,11 +2,13 @@
 
 usage: python3 bench/filter_stream.py DATA_DIR OUT_DIR
 """
-import csv
 import glob
 import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import corpus  # noqa: E402  (the one reader of the labelled pairs)
 
 
 def esc(x: str) -> str:
@@ -25,13 +27,13 @@ def main() -> None:
                 if text.strip():
                     f.write(f"{channel}:{m['message_id']}\t{esc(text)}\n")
                     n += 1
-    csv.field_size_limit(10**9)
     p = 0
-    with open(os.path.join(out, "pairs.tsv"), "w") as f, \
-            open(os.path.join(data, "telegram_ru/labelled_pairs.tsv")) as src:
-        for row in csv.DictReader(src, delimiter="\t", quoting=csv.QUOTE_NONE):
-            f.write(f"{row['id_a']}\t{row['id_b']}\t{row['label']}\n")
-            p += 1
+    with open(os.path.join(out, "pairs.tsv"), "w") as f:
+        for pair in corpus.labelled_pairs(data):
+            if pair["set"] == "telegram":
+                # corpus names Telegram posts "tg:channel:message_id"
+                f.write(f"{pair['a_id'][3:]}\t{pair['b_id'][3:]}\t{pair['label']}\n")
+                p += 1
     print(f"{n} posts, {p} labelled pairs")
 
 
