@@ -42,7 +42,7 @@ pub fn tolerance(n_docs: i64, stats_batch: i64) -> i64 {
 }
 
 /// Whether something read at N = `read_at` is still current at N = `n_now`.
-pub fn fresh(n_now: i64, read_at: i64, tolerance: i64) -> bool {
+pub fn current(n_now: i64, read_at: i64, tolerance: i64) -> bool {
     (n_now - read_at).abs() <= tolerance
 }
 
@@ -73,10 +73,10 @@ mod tests {
     }
 
     #[test]
-    fn freshness_is_symmetric_and_inclusive() {
-        assert!(fresh(1000, 990, 10) && fresh(990, 1000, 10));
-        assert!(!fresh(1000, 989, 10));
-        assert!(fresh(5, 5, 0) && !fresh(6, 5, 0));
+    fn currency_is_symmetric_and_inclusive() {
+        assert!(current(1000, 990, 10) && current(990, 1000, 10));
+        assert!(!current(1000, 989, 10));
+        assert!(current(5, 5, 0) && !current(6, 5, 0));
     }
 
     #[test]

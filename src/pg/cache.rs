@@ -136,7 +136,7 @@ pub fn select<'c>(
 /// transactions committed after the statement began (for instance while this one
 /// waited for a lock), and every row this transaction wrote before it. It marks the
 /// transaction as writing (assigns its xid), so it is only for callers that write.
-pub fn select_fresh<'c>(
+pub fn select_new_snapshot<'c>(
     c: &mut SpiClient<'c>,
     sql: &str,
     limit: Option<i64>,

@@ -254,7 +254,7 @@ type Assessed = Result<WithAuthority, (Rc<Sketched>, f64)>;
 
 /// The rows whose signatures match `sig`, best first, each weighed (through the
 /// backend document cache: a candidate seen before is neither decompressed nor
-/// decoded again) unless `prune` rules it out unweighed. With `fresh` (a writer
+/// decoded again) unless `prune` rules it out unweighed. With `new_snapshot` (a writer
 /// holding the signature locks) the lookup sees a near-identical row that a
 /// concurrent writer committed while this one waited for the locks: the direct
 /// lookup (`pg::scan`) reads with a dirty snapshot, which also returns the rows of
@@ -264,7 +264,7 @@ fn find_candidates(
     cfg: &TableConfig,
     sig: &Signature,
     self_key: Option<&str>,
-    fresh: bool,
+    new_snapshot: bool,
     weigher: &mut Weigher,
     auth: &Authorities,
     prune: &Pruner,
@@ -303,7 +303,7 @@ fn find_candidates(
             cfg.tbl,
             sig,
             self_key,
-            fresh,
+            new_snapshot,
             MAX_CANDIDATES as usize,
             &cfg.coll.limits,
         );
@@ -357,8 +357,8 @@ fn find_candidates(
             (c"dedup.similarity_threshold", threshold.as_c_str()),
         ];
         let t = crate::pg::guc_scope::with_settings(&settings, || {
-            if fresh {
-                cache::select_fresh(c, sql.as_str(), None, &args)
+            if new_snapshot {
+                cache::select_new_snapshot(c, sql.as_str(), None, &args)
             } else {
                 cache::select(c, sql.as_str(), None, &args)
             }

@@ -258,14 +258,14 @@ pub fn candidates(
 pub(crate) unsafe fn push_query_snapshot(force: bool) -> bool {
     // SAFETY: the caller upholds this function's contract (see its comment).
     unsafe {
-        let fresh = force
+        let push = force
             || (pg_sys::GetCurrentTransactionIdIfAny() != pg_sys::InvalidTransactionId
                 && !pg_sys::IsInParallelMode());
-        if fresh {
+        if push {
             pg_sys::CommandCounterIncrement();
             pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
         }
-        fresh
+        push
     }
 }
 

@@ -230,8 +230,8 @@ impl<'c> Weigher<'c> {
         }
     }
 
-    fn fresh(&self, c: &Cached) -> bool {
-        cache_policy::fresh(self.stats.n_docs, c.read_at, self.tolerance)
+    fn current(&self, c: &Cached) -> bool {
+        cache_policy::current(self.stats.n_docs, c.read_at, self.tolerance)
     }
 
     /// Fetches the statistics of every term of `docs` not fetched yet (or fetched
@@ -245,7 +245,7 @@ impl<'c> Weigher<'c> {
                 if !self
                     .terms
                     .get(t.term.as_str())
-                    .is_some_and(|c| self.fresh(c))
+                    .is_some_and(|c| self.current(c))
                 {
                     missing.push(t.term.clone());
                 }
@@ -260,10 +260,10 @@ impl<'c> Weigher<'c> {
         if missing.is_empty() {
             return;
         }
-        if !self.whole_fresh() && self.may_read_whole() {
+        if !self.whole_current() && self.may_read_whole() {
             self.read_whole();
         }
-        if let Some(at) = self.whole.complete_at.filter(|_| self.whole_fresh()) {
+        if let Some(at) = self.whole.complete_at.filter(|_| self.whole_current()) {
             // Every term row was read at `at`, within the tolerance: a term the read
             // did not see had df 0 then. (A term read since and gone stale, which
             // only deletions can cause, is read again below.)
@@ -289,10 +289,10 @@ impl<'c> Weigher<'c> {
         }
     }
 
-    fn whole_fresh(&self) -> bool {
+    fn whole_current(&self) -> bool {
         self.whole
             .complete_at
-            .is_some_and(|at| cache_policy::fresh(self.stats.n_docs, at, self.tolerance))
+            .is_some_and(|at| cache_policy::current(self.stats.n_docs, at, self.tolerance))
     }
 
     /// Small collections (N < 100) are read term by term: they are re-read on
@@ -323,7 +323,7 @@ impl<'c> Weigher<'c> {
     /// Replaces the cached terms with every term row of the collection, unless there
     /// are more than `limit`; returns whether it did.
     fn read_all(&mut self, limit: Option<i64>) -> bool {
-        let mut fresh = TermMap::default();
+        let mut read = TermMap::default();
         let read_at = self.stats.n_docs;
         // One row: the terms joined by newlines (a term never holds whitespace), and
         // their df and cf as arrays. Reading 50,000 terms as one row per term cost
@@ -360,10 +360,10 @@ impl<'c> Weigher<'c> {
                 return false;
             }
             let own = with_own_changes(|d| d.term_changes(self.coll.id));
-            fresh.reserve(split.len() + own);
+            read.reserve(split.len() + own);
             for ((term, df), cf) in split.into_iter().zip(dfs).zip(cfs) {
                 let stat = TermStat { df, cf };
-                fresh.insert(term.into(), Cached { stat, read_at });
+                read.insert(term.into(), Cached { stat, read_at });
             }
             true
         });
@@ -372,9 +372,9 @@ impl<'c> Weigher<'c> {
             // straight in (a bulk load's are every term it has written).
             with_own_changes(|d| {
                 d.each_term(self.coll.id, |term, df, cf| {
-                    let e = match fresh.get_mut(term) {
+                    let e = match read.get_mut(term) {
                         Some(e) => e,
-                        None => fresh.entry(term.into()).or_insert(Cached {
+                        None => read.entry(term.into()).or_insert(Cached {
                             stat: TermStat::default(),
                             read_at,
                         }),
@@ -385,7 +385,7 @@ impl<'c> Weigher<'c> {
             });
         }
         if complete {
-            self.terms = fresh;
+            self.terms = read;
             self.whole.complete_at = Some(read_at);
         }
         complete
@@ -428,7 +428,7 @@ impl<'c> Weigher<'c> {
                     .iter()
                     .enumerate()
                     .map(|(ti, t)| match self.terms.get(t.term.as_str()) {
-                        Some(c) if self.fresh(c) => {
+                        Some(c) if self.current(c) => {
                             read_at = read_at.min(c.read_at);
                             c.stat
                         }
@@ -514,7 +514,7 @@ impl<'c> Weigher<'c> {
         e.last_recompute == self.last_recompute
             && e.k1 == self.params.k1.to_bits()
             && e.b == self.params.b.to_bits()
-            && cache_policy::fresh(self.stats.n_docs, e.read_at, self.tolerance)
+            && cache_policy::current(self.stats.n_docs, e.read_at, self.tolerance)
     }
 
     fn entry(&self, weighed: Rc<Weighed>, read_at: i64) -> DocEntry {
@@ -590,7 +590,7 @@ impl<'c> Weigher<'c> {
                 let kept = key
                     .as_ref()
                     .and_then(|k| SKETCHES.with(|s| s.borrow_mut().get(k).cloned()));
-                let fresh = kept.is_none();
+                let newly_weighed = kept.is_none();
                 let sketched = kept.unwrap_or_else(|| {
                     let bytes = bytes.take().unwrap_or_else(|| d.bytes());
                     let sketch = Unweighed::from_skim(Document::skim(&bytes).or_raise_stored());
@@ -600,7 +600,7 @@ impl<'c> Weigher<'c> {
                     })
                 });
                 if skip(i, &sketched) {
-                    if let (Some(k), true) = (key, fresh) {
+                    if let (Some(k), true) = (key, newly_weighed) {
                         SKETCHES.with(|s| {
                             let mut s = s.borrow_mut();
                             s.set_budget(budget);
@@ -612,7 +612,7 @@ impl<'c> Weigher<'c> {
                     continue;
                 }
                 // To be weighed (and cached so): the sketch is not needed again.
-                if let (Some(k), false) = (key.as_ref(), fresh) {
+                if let (Some(k), false) = (key.as_ref(), newly_weighed) {
                     SKETCHES.with(|s| s.borrow_mut().remove(k));
                 }
                 todo.push((i, key, sketched.decode()));
