@@ -711,3 +711,6 @@ impl Document {
         })
     }
 }
+
+#[cfg(test)]
+pub(crate) mod codec_tests;
