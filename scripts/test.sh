@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then runs every tier.
-#   0. lint: cargo fmt --check, cargo clippy -D warnings, and no import cycle in
-#      src/pg (scripts/check_imports.py)
+#   0. lint: cargo fmt --check, cargo clippy -D warnings, no import cycle in src/pg
+#      (scripts/check_imports.py), README's settings table equal to src/gucs.rs's
+#      (scripts/check_settings.py)
 #   1. unit tests and #[pg_test]s: cargo pgrx test, as the postgres user
 #   2. pg_regress golden files (tests/pg_regress) against a throwaway cluster
 #   3. isolation specs (tests/isolation, pg_isolation_regress): scripted interleavings
@@ -32,6 +33,7 @@ if [[ $what == all || $what == lint ]]; then
     echo "lint skipped: rustfmt or clippy is not installed with this toolchain"
   fi
   python3 scripts/check_imports.py
+  python3 scripts/check_settings.py
 fi
 chmod 755 "$WORK"
 
