@@ -65,16 +65,6 @@ impl Lang {
             }),
         }
     }
-
-    /// The name [`Lang::parse`] accepts for this value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Lang::Auto => "auto",
-            Lang::Russian => "russian",
-            Lang::English => "english",
-            Lang::Simple => "simple",
-        }
-    }
 }
 
 /// How words become terms.
