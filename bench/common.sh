@@ -24,5 +24,5 @@ bench_cluster_start() {
 # STORY_SQL: story(s), a short synthetic document (40-80 words of a 20,000-word
 # vocabulary, ~460 characters, like the Telegram posts).
 STORY_SQL="CREATE FUNCTION story(s bigint) RETURNS text LANGUAGE sql IMMUTABLE AS \$\$
-  SELECT string_agg('w' || (abs(hashtext(s || ':' || j)) % 20000), ' ' ORDER BY j) || '. Итог ' || (s % 997) || '.'
-  FROM generate_series(1, 40 + (abs(hashtext(s::text)) % 41)) AS j \$\$;"
+  SELECT string_agg('w' || (abs(hashtext(s || ':' || j)::int8) % 20000), ' ' ORDER BY j) || '. Итог ' || (s % 997) || '.'
+  FROM generate_series(1, 40 + (abs(hashtext(s::text)::int8) % 41)) AS j \$\$;"
