@@ -30,6 +30,18 @@ COMMENT ON AGGREGATE dedup.term_stats_agg(dedup.document) IS
 -- Ownership, as ALTER TABLE checks it: enable, disable and recompute(tbl, ...)
 -- change a table (its columns, triggers, stored values), and joining a collection
 -- makes its other tables' writers run work on behalf of the new one.
+-- The table's single-column primary key: its name and type (one definition: the
+-- trigger's Rust code and dedup.enable both ask this).
+CREATE FUNCTION dedup._primary_key(tbl regclass, OUT name name, OUT type text)
+STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE sql AS $$
+    SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod)
+    FROM pg_catalog.pg_index i
+    JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+    WHERE i.indrelid = tbl AND i.indisprimary AND i.indnatts = 1
+$$;
+COMMENT ON FUNCTION dedup._primary_key(regclass) IS
+    'The single-column primary key of tbl: its name and type (no row without one)';
+
 CREATE FUNCTION dedup._require_owner(tbl regclass) RETURNS void
 STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 BEGIN

@@ -116,9 +116,7 @@ BEGIN
         RAISE EXCEPTION 'table % is already enabled for deduplication', tbl
             USING ERRCODE = 'duplicate_object', HINT = 'call dedup.disable first to change its settings';
     END IF;
-    SELECT a.attname, format_type(a.atttypid, a.atttypmod) INTO key_col, key_type
-    FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-    WHERE i.indrelid = tbl AND i.indisprimary AND i.indnatts = 1;
+    SELECT k.name, k.type INTO key_col, key_type FROM dedup._primary_key(tbl) k;
     IF key_col IS NULL THEN
         RAISE EXCEPTION 'table % has no single-column primary key', tbl
             USING ERRCODE = 'invalid_table_definition',

@@ -7,6 +7,18 @@
 ALTER TABLE dedup.term_stats_pending ADD COLUMN dfs int8[];
 
 -- Ownership checks.
+-- The table's single-column primary key: its name and type (one definition: the
+-- trigger's Rust code and dedup.enable both ask this).
+CREATE FUNCTION dedup._primary_key(tbl regclass, OUT name name, OUT type text)
+STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE sql AS $$
+    SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod)
+    FROM pg_catalog.pg_index i
+    JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+    WHERE i.indrelid = tbl AND i.indisprimary AND i.indnatts = 1
+$$;
+COMMENT ON FUNCTION dedup._primary_key(regclass) IS
+    'The single-column primary key of tbl: its name and type (no row without one)';
+
 CREATE FUNCTION dedup._require_owner(tbl regclass) RETURNS void
 STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 BEGIN
@@ -167,9 +179,7 @@ BEGIN
         RAISE EXCEPTION 'table % is already enabled for deduplication', tbl
             USING ERRCODE = 'duplicate_object', HINT = 'call dedup.disable first to change its settings';
     END IF;
-    SELECT a.attname, format_type(a.atttypid, a.atttypmod) INTO key_col, key_type
-    FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-    WHERE i.indrelid = tbl AND i.indisprimary AND i.indnatts = 1;
+    SELECT k.name, k.type INTO key_col, key_type FROM dedup._primary_key(tbl) k;
     IF key_col IS NULL THEN
         RAISE EXCEPTION 'table % has no single-column primary key', tbl
             USING ERRCODE = 'invalid_table_definition',

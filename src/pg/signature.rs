@@ -309,12 +309,11 @@ pub fn signature_column(tbl: pg_sys::Oid) -> String {
 }
 
 /// The table's single-column primary key: its name and its type as SQL spells it
-/// (`format_type`), if it has one. (`dedup.enable` asks the same in SQL.)
+/// (`format_type`), if it has one: `dedup._primary_key`, which `dedup.enable` asks
+/// too.
 pub fn primary_key(tbl: pg_sys::Oid) -> Option<(String, String)> {
     Spi::get_two_with_args::<String, String>(
-        "SELECT a.attname::text, format_type(a.atttypid, a.atttypmod) FROM pg_index i \
-         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] \
-         WHERE i.indrelid = $1 AND i.indisprimary AND i.indnatts = 1",
+        "SELECT k.name::text, k.type FROM dedup._primary_key($1::regclass) k",
         &[tbl.into()],
     )
     .ok()

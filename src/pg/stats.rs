@@ -115,7 +115,7 @@ pub fn flush() {
     let all = DELTA.with(|d| d.borrow_mut().take());
     if !all.is_empty() {
         // Whoever commits, the statistics are written with the owner's rights.
-        crate::pg::privilege::as_owner(|| write_changes(all));
+        with_snapshot(|| crate::pg::privilege::as_owner(|| write_changes(all)));
     }
 }
 
@@ -132,16 +132,6 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>) {
         return;
     }
     let batch = crate::gucs::stats_batch();
-    // Just before the commit no portal is active: SPI needs a snapshot of ours. An
-    // ERROR below aborts the transaction, whose cleanup pops it.
-    // SAFETY: pushed here and popped below, in the same transaction.
-    let pushed = unsafe {
-        let push = !pg_sys::ActiveSnapshotSet();
-        if push {
-            pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
-        }
-        push
-    };
     Spi::connect_mut(|c| {
         for (coll_id, d) in all {
             let (terms, dfs, cfs) = d.sorted_terms();
@@ -224,10 +214,29 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>) {
             }
         }
     });
+}
+
+/// Runs `f` with an active snapshot, pushing one when there is none: just before
+/// the commit no portal is active, and every SPI call of the flush needs one,
+/// including the extension owner's lookup that `as_owner` makes when a relcache
+/// invalidation (an autovacuum ANALYZE of an enabled table, say) emptied its cache
+/// since the last row. An ERROR inside aborts the transaction, whose cleanup pops
+/// the snapshot.
+fn with_snapshot<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: pushed here and popped below, in the same transaction.
+    let pushed = unsafe {
+        let push = !pg_sys::ActiveSnapshotSet();
+        if push {
+            pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
+        }
+        push
+    };
+    let r = f();
     if pushed {
         // SAFETY: pops the snapshot pushed above.
         unsafe { pg_sys::PopActiveSnapshot() };
     }
+    r
 }
 
 /// Folds every committed pending document of a collection into `term_stats` and

@@ -127,6 +127,19 @@ INSERT INTO mix VALUES (1000, 'рубль доллар биржа нефть');
 ALTER TABLE mix ENABLE TRIGGER dedup_row_stored;
 SELECT stats_right('mix') AS right_with_the_after_trigger_disabled;
 
+-- A relcache invalidation between the last row and the commit (ANALYZE or ALTER
+-- TABLE in the loading transaction) used to make the commit fail: the statistics
+-- write looked up the extension's owner again without a snapshot.
+BEGIN;
+INSERT INTO mix VALUES (1001, 'нефть ставка банк рост торги');
+ANALYZE mix;
+COMMIT;
+BEGIN;
+INSERT INTO mix VALUES (1002, 'акции индекс инфляция бюджет налог');
+ALTER TABLE mix ADD COLUMN extra int;
+COMMIT;
+SELECT stats_right('mix') AS right_after_analyze_and_alter_in_the_transaction;
+
 DROP PROCEDURE run_mix(regclass, int);
 SELECT dedup.disable('mix'), dedup.disable('mix_skip');
 DROP TABLE mix, mix_skip, mix_log;
