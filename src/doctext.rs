@@ -404,43 +404,7 @@ pub fn is_number(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::document::codec_tests::{empty_head, put_var, v2};
-
-    fn sample() -> Document {
-        Document {
-            analyzer: 1,
-            // Sorted by bytes: Latin before Cyrillic.
-            terms: vec![
-                TermFreq {
-                    term: "run".into(),
-                    tf: 1,
-                },
-                TermFreq {
-                    term: "книг".into(),
-                    tf: 2,
-                },
-            ],
-            title_terms: vec![TermFreq {
-                term: "книг".into(),
-                tf: 1,
-            }],
-            numbers: vec!["3.5".into(), "1000000".into()],
-            sentences: vec![Segment {
-                hash: 7,
-                terms: vec![0, 1, 1],
-            }],
-            paragraphs: vec![Segment {
-                hash: 9,
-                terms: vec![1, 0],
-            }],
-            images: 2,
-            links: 3,
-            published_at: Some(784_111_777_123_456),
-            source: Some("tass".into()),
-            words: 5,
-            fingerprint: 0x0123_4567_89ab_cdef_0011_2233_4455_6677,
-        }
-    }
+    use crate::document::codec_tests::{empty_head, put_var, sample, v2};
 
     #[test]
     fn text_round_trip() {

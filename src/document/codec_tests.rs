@@ -4,7 +4,8 @@
 use super::*;
 use crate::error::DedupError;
 
-fn sample() -> Document {
+/// A document with every field set (also used by the text form's tests).
+pub(crate) fn sample() -> Document {
     Document {
         analyzer: 1,
         // Sorted by bytes: Latin before Cyrillic.
