@@ -51,6 +51,16 @@ impl CollDelta {
         }
     }
 
+    /// Adds (`sign` = 1) or removes (`sign` = -1) a whole document: its body terms
+    /// and its length ([`crate::document::Document::length`]).
+    pub fn add_document(&mut self, doc: &crate::document::Document, sign: i64) {
+        self.add_doc(
+            doc.terms.iter().map(|t| (t.term.as_str(), i64::from(t.tf))),
+            doc.length() as i64,
+            sign,
+        );
+    }
+
     pub fn merge(&mut self, other: CollDelta) {
         self.n_docs += other.n_docs;
         self.total_len += other.total_len;

@@ -146,11 +146,7 @@ fn stored_changes(rel: &PgRelation, st: &crate::txdelta::Statement) -> CollDelta
     };
     let mut add = |t: u64, sign: i64| {
         if let Some(doc) = document_at(rel, att, t) {
-            delta.add_doc(
-                doc.terms.iter().map(|t| (t.term.as_str(), t.tf as i64)),
-                doc.length() as i64,
-                sign,
-            );
+            delta.add_document(&doc, sign);
         }
     };
     for &t in &st.inserted {

@@ -33,15 +33,10 @@ pub fn remove(coll_id: i32, doc: &Document, row_of: Option<pg_sys::Oid>) {
 fn apply(coll_id: i32, doc: &Document, sign: i64, row_of: Option<pg_sys::Oid>) {
     // SAFETY: reads the backend's transaction state.
     let sub = unsafe { pg_sys::GetCurrentSubTransactionId() };
-    let len = doc.length() as i64;
     DELTA.with(|d| {
         d.borrow_mut()
             .add(sub, coll_id, row_of.map(|o| o.to_u32()), |c| {
-                c.add_doc(
-                    doc.terms.iter().map(|t| (t.term.as_str(), t.tf as i64)),
-                    len,
-                    sign,
-                )
+                c.add_document(doc, sign)
             })
     });
 }
