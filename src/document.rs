@@ -434,15 +434,21 @@ impl<'a> Reader<'a> {
     }
     /// A term list as the xxh3-64 hashes of its terms, in order, and (when asked)
     /// whether each tf is > 0.
-    fn term_hashes(&mut self, mut positive: Option<&mut Vec<bool>>) -> Result<Vec<u64>> {
+    /// Term hashes; for the body, also whether each has tf > 0 and its
+    /// [`prefix_key`] (unsorted).
+    fn term_hashes(
+        &mut self,
+        mut body: Option<(&mut Vec<bool>, &mut Vec<u64>)>,
+    ) -> Result<Vec<u64>> {
         let n = self.count(MIN_TERM_ENTRY)?;
         let mut out = Vec::with_capacity(n);
         let mut prev: Vec<u8> = Vec::new();
         for _ in 0..n {
             let tf = self.next_term(&mut prev)?;
             out.push(xxhash_rust::xxh3::xxh3_64(&prev));
-            if let Some(p) = positive.as_deref_mut() {
-                p.push(tf > 0);
+            if let Some((positive, prefixes)) = body.as_mut() {
+                positive.push(tf > 0);
+                prefixes.push(prefix_key(&prev));
             }
         }
         Ok(out)
@@ -539,6 +545,8 @@ pub struct Skim {
     /// Each sentence's hash, and whether it holds a term with tf > 0.
     pub sentences: Vec<(u64, bool)>,
     pub paragraphs: Vec<(u64, bool)>,
+    /// [`prefix_key`] of each body term, sorted, unique.
+    pub prefixes: Vec<u64>,
 }
 
 /// A number's significant digits, hashed: its digits without sign, decimal point,
@@ -550,6 +558,37 @@ pub fn digits_key(n: &str) -> u64 {
     let start = d.iter().position(|&c| c != b'0').unwrap_or(d.len());
     let end = d.iter().rposition(|&c| c != b'0').map_or(start, |i| i + 1);
     xxhash_rust::xxh3::xxh3_64_with_seed(&d[start..end], 1)
+}
+
+/// How many characters of a term [`prefix_key`] keeps.
+pub const PREFIX_CHARS: usize = 4;
+
+/// A term's first [`PREFIX_CHARS`] characters, hashed: terms that share them
+/// ("восьмиэтажк" and "восьмиэтажн", which the stemmer split; a name in two
+/// inflections; a typo after the fourth letter) have one key. Reads UTF-8 lead
+/// bytes only, so a byte string that is not UTF-8 still gets a key, the same one
+/// wherever it is read.
+pub fn prefix_key(term: &[u8]) -> u64 {
+    let mut chars = 0;
+    let mut end = term.len();
+    for (i, &b) in term.iter().enumerate() {
+        if b & 0xC0 != 0x80 {
+            if chars == PREFIX_CHARS {
+                end = i;
+                break;
+            }
+            chars += 1;
+        }
+    }
+    xxhash_rust::xxh3::xxh3_64_with_seed(&term[..end], 2)
+}
+
+/// The [`prefix_key`]s of some terms, sorted, unique.
+pub fn prefix_keys<'a>(terms: impl Iterator<Item = &'a [u8]>) -> Vec<u64> {
+    let mut v: Vec<u64> = terms.map(prefix_key).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 impl Skim {
@@ -586,6 +625,7 @@ impl Skim {
             digits: d.numbers.iter().map(|n| digits_key(n)).collect(),
             sentences: seg(&d.sentences),
             paragraphs: seg(&d.paragraphs),
+            prefixes: prefix_keys(d.terms.iter().map(|t| t.term.as_bytes())),
         }
     }
 }
@@ -598,7 +638,10 @@ impl Document {
         let mut r = Reader { buf, pos: 0 };
         let head = r.head()?;
         let mut positive = Vec::new();
-        let terms = r.term_hashes(Some(&mut positive))?;
+        let mut prefixes = Vec::new();
+        let terms = r.term_hashes(Some((&mut positive, &mut prefixes)))?;
+        prefixes.sort_unstable();
+        prefixes.dedup();
         let title_terms = r.term_hashes(None)?;
         let n = r.count(MIN_NUMBER)?;
         let mut numbers = Vec::with_capacity(n);
@@ -624,6 +667,7 @@ impl Document {
             digits,
             sentences,
             paragraphs,
+            prefixes,
         })
     }
 

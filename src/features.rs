@@ -23,10 +23,11 @@
 //! | 14 | `numbers_conflict` | `1 − |Na ∩ Nb| / min(|Na|, |Nb|)` over the numbers' significant digits ("3 000" and "3 тыс." agree) when both have numbers, else 0 |
 //! | 15 | `length_ratio` | `ln((1 + distinct terms of a) / (1 + distinct terms of b))` |
 //! | 16 | `time_gap` | `ln(1 + |a.published_at − b.published_at| / 60 s)`, [`UNKNOWN`] when either is unknown |
+//! | 17 | `prefixes` | `1 −` Jaccard of the sets of the body terms' first 4 characters ([`crate::document::prefix_key`]) |
 //!
 //! ρ is asymmetric on purpose (inclusions, differences, the authority order), so that
 //! the classifier run on ρ(a,b) and ρ(b,a) can tell which of the two is the copy
-//! (§6.1). Features 11–15 were added to the paper's: they see what one side has that
+//! (§6.1). Features 11–17 were added to the paper's: they see what one side has that
 //! the other lacks (see [`crate::coverage`]). Features 0–5 are distances in `[0, 1]` that are 0 for identical documents.
 //! Every value is finite: NaN becomes 0 and magnitudes are clamped to
 //! [`FEATURE_LIMIT`].
@@ -66,10 +67,11 @@ pub const FEATURE_NAMES: [&str; N_FEATURES] = [
     "numbers_conflict",
     "length_ratio",
     "time_gap",
+    "prefixes",
 ];
 
 /// Length of ρ.
-pub const N_FEATURES: usize = 17;
+pub const N_FEATURES: usize = 18;
 
 /// Largest magnitude a feature can take; anything beyond is clamped. Real values stay
 /// far below it (a time difference spanning all of PostgreSQL's timestamptz range is
@@ -98,6 +100,7 @@ const LEAD_MISSING: usize = 13;
 const NUMBERS_CONFLICT: usize = 14;
 const LENGTH_RATIO: usize = 15;
 const TIME_GAP: usize = 16;
+const PREFIXES: usize = 17;
 
 /// Everything needed to compare a pair, with weights already computed by the caller
 /// ([`crate::weights`]) against the collection.
@@ -231,9 +234,11 @@ pub struct Prepared {
     /// For the coverage features.
     cov: coverage::Keys,
     n_terms: usize,
+    /// [`crate::document::prefix_keys`] of the body terms.
+    prefixes: Vec<u64>,
 }
 
-/// Features 11–15 of both directions from prepared sides.
+/// Features 11–15 and 17 of both directions from prepared sides.
 fn coverage_both(
     pa: &Prepared,
     pb: &Prepared,
@@ -247,6 +252,28 @@ fn coverage_both(
     (ab[NUMBERS_CONFLICT], ba[NUMBERS_CONFLICT]) = (conflict, conflict);
     ab[LENGTH_RATIO] = coverage::length_ratio(pa.n_terms, pb.n_terms);
     ba[LENGTH_RATIO] = coverage::length_ratio(pb.n_terms, pa.n_terms);
+    let prefixes = jaccard_distance(&pa.prefixes, &pb.prefixes);
+    (ab[PREFIXES], ba[PREFIXES]) = (prefixes, prefixes);
+}
+
+/// `1 − |a ∩ b| / |a ∪ b|` of two sorted, distinct key lists; 0 when both are empty.
+fn jaccard_distance(a: &[u64], b: &[u64]) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 0.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    1.0 - common as f64 / (a.len() + b.len() - common) as f64
 }
 
 /// A side's [`coverage::Keys`]: its weighted terms by hash, and its first sentence's.
@@ -355,6 +382,7 @@ impl Prepared {
             digit_set: sorted_set(d.numbers.iter().map(|n| crate::document::digits_key(n))),
             cov,
             n_terms: d.terms.len(),
+            prefixes: crate::document::prefix_keys(d.terms.iter().map(|t| t.term.as_bytes())),
         }
     }
 
@@ -363,7 +391,10 @@ impl Prepared {
         self.cov.heap_bytes()
             + 12 * (self.terms.len() + self.title_terms.len())
             + 16 * (self.sentences.sorted.len() + self.paragraphs.sorted.len())
-            + 8 * (self.numbers.len() + self.number_set.len() + self.digit_set.len())
+            + 8 * (self.numbers.len()
+                + self.number_set.len()
+                + self.digit_set.len()
+                + self.prefixes.len())
     }
 }
 
@@ -542,6 +573,7 @@ pub struct Unweighed {
     numbers: Vec<u64>,
     number_set: Vec<u64>,
     digit_set: Vec<u64>,
+    prefixes: Vec<u64>,
     images: u32,
     links: u32,
     published_at: Option<i64>,
@@ -578,6 +610,7 @@ impl Unweighed {
             numbers: s.numbers,
             number_set,
             digit_set: sorted_set(s.digits.into_iter()),
+            prefixes: s.prefixes,
             images: s.images,
             links: s.links,
             published_at: s.published_at,
@@ -591,7 +624,8 @@ impl Unweighed {
             + self.title_terms.len()
             + self.numbers.len()
             + self.number_set.len()
-            + self.digit_set.len())
+            + self.digit_set.len()
+            + self.prefixes.len())
             + 16 * (self.sentences.sorted.len() + self.paragraphs.sorted.len())
             + self.source.as_ref().map_or(0, |s| s.len())
     }
@@ -716,6 +750,8 @@ pub fn bounds(
     (ab[NUMBERS_CONFLICT], ba[NUMBERS_CONFLICT]) = (Range::exact(conflict), Range::exact(conflict));
     ab[LENGTH_RATIO] = Range::exact(sanitize(coverage::length_ratio(pa.n_terms, ub.terms.len())));
     ba[LENGTH_RATIO] = Range::exact(sanitize(coverage::length_ratio(ub.terms.len(), pa.n_terms)));
+    let prefixes = Range::exact(jaccard_distance(&pa.prefixes, &ub.prefixes));
+    (ab[PREFIXES], ba[PREFIXES]) = (prefixes, prefixes);
     let gone = Absent::of(
         (a.doc.published_at, ub.published_at),
         a.doc.title_terms.len(),
@@ -1209,7 +1245,8 @@ mod tests {
             (seed >> 33) % n.max(1)
         };
         let words = [
-            "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa",
+            "alpha", "beta", "gamma", "delta", "alphabet", "zeta", "eta", "theta", "deltoid",
+            "kappa",
         ];
         let mut docs = Vec::new();
         for _ in 0..40 {
@@ -1229,6 +1266,24 @@ mod tests {
             docs.push(d);
         }
         docs
+    }
+
+    #[test]
+    fn prefixes_is_the_jaccard_distance_of_four_character_prefixes() {
+        let a = doc_from(&[&["alpha", "beta", "eta"]], 1);
+        let b = doc_from(&[&["alphabet", "gamma", "eta"]], 1);
+        let (wa, wb) = (ones(&a), ones(&b));
+        let (sa, sb) = (side(&a, &wa, &[], 0.5), side(&b, &wb, &[], 0.5));
+        // {alph, beta, eta} against {alph, gamm, eta}: 2 shared of 4.
+        let (ab, ba) = compare_both(&sa, &sb);
+        assert!((ab[PREFIXES] - 0.5).abs() < 1e-12);
+        assert_eq!(ab[PREFIXES], ba[PREFIXES]);
+        let e = Document::default();
+        let we: Vec<f64> = Vec::new();
+        let se = side(&e, &we, &[], 0.5);
+        assert_eq!(compare(&se, &se)[PREFIXES], 0.0);
+        assert_eq!(compare(&sa, &se)[PREFIXES], 1.0);
+        assert_eq!(compare(&sa, &sa)[PREFIXES], 0.0);
     }
 
     #[test]

@@ -334,3 +334,22 @@ fn skim_reads_what_decode_reads() {
     flipped[last] ^= 1;
     assert!(Document::skim(&flipped).is_err());
 }
+
+#[test]
+fn prefix_key_keeps_four_characters() {
+    use crate::document::prefix_key;
+    let k = |s: &str| prefix_key(s.as_bytes());
+    assert_eq!(k("восьмиэтажк"), k("восьмиэтажн"));
+    assert_eq!(k("восьмиэтажк"), k("восьм"));
+    assert_ne!(k("восьмиэтажк"), k("вос"));
+    assert_eq!(k("alphabet"), k("alph"));
+    assert_ne!(k("alp"), k("alph"));
+    assert_ne!(k(""), k("a"));
+    // Not UTF-8: still four lead bytes kept, the same wherever it is read.
+    let (x, y) = (
+        [0xff, 0xfe, 0x80, 0x41, 0x42, 0x43],
+        [0xff, 0xfe, 0x80, 0x41, 0x42, 0x44],
+    );
+    assert_eq!(prefix_key(&x), prefix_key(&y));
+    assert_eq!(prefix_key(&x), prefix_key(&x[..5]));
+}
