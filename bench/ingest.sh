@@ -23,7 +23,7 @@ cd "$REPO"
 . "$REPO/bench/common.sh"
 if ((skip_build == 0)); then
   bash scripts/setup.sh >/dev/null
-  CARGO_TARGET_DIR=$TARGET cargo pgrx install --release --pg-config /usr/bin/pg_config >/dev/null
+  CARGO_TARGET_DIR=$TARGET cargo pgrx install --release --pg-config "${PG_CONFIG:-/usr/bin/pg_config}" >/dev/null
 fi
 stop() { bash scripts/cluster.sh stop "$CLUSTER"; }
 trap stop EXIT

@@ -9,7 +9,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CLUSTER=/tmp/pg_dedup_bench
 PORT=54331
 TARGET=/tmp/pg_dedup_bench_target
-BIN=/usr/lib/postgresql/15/bin
+BIN=$("${PG_CONFIG:-/usr/bin/pg_config}" --bindir)
 # fsync stays on: synchronous_commit=off already removes the per-commit flush wait.
 SETTINGS="shared_buffers=1GB synchronous_commit=off fsync=on max_wal_size=8GB checkpoint_timeout=30min \
 work_mem=64MB maintenance_work_mem=1GB jit=off max_parallel_workers_per_gather=2 autovacuum=off"
@@ -40,7 +40,7 @@ else
   log "setup"
   bash scripts/setup.sh
   log "building and installing pg_dedup (release, target dir $TARGET)"
-  CARGO_TARGET_DIR=$TARGET cargo pgrx install --release --pg-config /usr/bin/pg_config >/dev/null
+  CARGO_TARGET_DIR=$TARGET cargo pgrx install --release --pg-config "${PG_CONFIG:-/usr/bin/pg_config}" >/dev/null
 fi
 
 stop_cluster() { bash "$REPO/scripts/cluster.sh" stop "$CLUSTER" || true; }

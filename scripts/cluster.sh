@@ -4,7 +4,7 @@
 #   scripts/cluster.sh start DIR PORT   (idempotent: reuses a running cluster)
 #   scripts/cluster.sh stop DIR
 set -euo pipefail
-BIN=/usr/lib/postgresql/15/bin
+BIN=$("${PG_CONFIG:-/usr/bin/pg_config}" --bindir)
 cmd=$1 dir=$2 port=${3:-54329}
 as_pg() { sudo -u postgres -- "$@"; }
 

@@ -16,7 +16,7 @@ fi
 
 bash scripts/setup.sh
 echo "[demo] building and installing pg_dedup (release)"
-cargo pgrx install --pg-config /usr/bin/pg_config --release >/dev/null
+cargo pgrx install --pg-config "${PG_CONFIG:-/usr/bin/pg_config}" --release >/dev/null
 bash scripts/cluster.sh start "$DIR" "$PORT"
 psql_() { sudo -u postgres psql -h "$DIR" -p "$PORT" -U postgres -X -q -v ON_ERROR_STOP=1 "$@"; }
 psql_ -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'dedup_demo'" | grep -q 1 ||

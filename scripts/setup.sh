@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PGRX_VERSION=0.18.0
-PG_CONFIG=/usr/bin/pg_config
+PG_CONFIG=${PG_CONFIG:-/usr/bin/pg_config}
 APT_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib-15 clang libclang-dev sudo
               pkg-config libssl-dev fortunes-ru fortunes-min)
 

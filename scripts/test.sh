@@ -20,6 +20,10 @@ ROOT=$PWD
 what=${1:-all}
 WORK=${PG_DEDUP_TEST_DIR:-/tmp/pg_dedup_test}
 PORT=${PG_DEDUP_TEST_PORT:-54329}
+# PG_CONFIG picks the PostgreSQL installation (default Debian's); with another one,
+# point PGRX_HOME at a pgrx home whose pg15 is that pg_config (scripts/pg_copy.sh).
+export PG_CONFIG=${PG_CONFIG:-/usr/bin/pg_config}
+PGXS_TEST=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test
 
 bash scripts/setup.sh
 mkdir -p "$WORK"
@@ -49,7 +53,7 @@ if [[ $what == all || $what == regress ]]; then
   echo "== pg_regress (tests/pg_regress)"
   # Debug build: it shares every dependency with the `cargo pgrx test` build above,
   # where a release build would compile them all a second time.
-  cargo pgrx install --pg-config /usr/bin/pg_config >/dev/null
+  cargo pgrx install --pg-config "$PG_CONFIG" >/dev/null
   cleanup() { bash "$ROOT/scripts/cluster.sh" stop "$WORK/regress"; }
   trap cleanup EXIT
   rm -rf "$WORK/regress"
@@ -58,7 +62,7 @@ if [[ $what == all || $what == regress ]]; then
   rm -rf "$out"; mkdir -p "$out"; chown postgres:postgres "$out"
   tests=$(cd tests/pg_regress/sql && ls *.sql | sed 's/\.sql$//' | sort)
   status=0
-  sudo -u postgres /usr/lib/postgresql/15/lib/pgxs/src/test/regress/pg_regress \
+  sudo -u postgres "$PGXS_TEST/regress/pg_regress" \
     --host="$WORK/regress" --port="$PORT" --user=postgres \
     --inputdir="$ROOT/tests/pg_regress" --outputdir="$out" \
     --dbname=pg_dedup_regress $tests || status=$?
@@ -70,7 +74,7 @@ if [[ $what == all || $what == regress ]]; then
   iso_out="$WORK/isolation-out"
   rm -rf "$iso_out"; mkdir -p "$iso_out"; chown postgres:postgres "$iso_out"
   specs=$(cd tests/isolation/specs && ls *.spec | sed 's/\.spec$//' | sort)
-  sudo -u postgres /usr/lib/postgresql/15/lib/pgxs/src/test/isolation/pg_isolation_regress \
+  sudo -u postgres "$PGXS_TEST/isolation/pg_isolation_regress" \
     --host="$WORK/regress" --port="$PORT" --user=postgres \
     --inputdir="$ROOT/tests/isolation" --outputdir="$iso_out" \
     --dbname=pg_dedup_isolation --load-extension=pg_dedup $specs || status=$?

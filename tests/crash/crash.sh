@@ -8,7 +8,7 @@
 #   tests/crash/crash.sh CLUSTER_DIR PORT   (run as root; restarts that cluster)
 set -euo pipefail
 dir=$1 port=$2
-BIN=/usr/lib/postgresql/15/bin
+BIN=$("${PG_CONFIG:-/usr/bin/pg_config}" --bindir)
 conn=(-h "$dir" -p "$port" -U postgres -d pg_dedup_crash)
 as_pg() { sudo -u postgres -- "$@"; }
 q() { as_pg psql -X -q -t -A -v ON_ERROR_STOP=1 "${conn[@]}" "$@"; }

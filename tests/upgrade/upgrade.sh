@@ -8,7 +8,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 args=("$@")
-cp "$ROOT/sql/frozen/pg_dedup--0.1.0.sql" "$(pg_config --sharedir)/extension/"
+cp "$ROOT/sql/frozen/pg_dedup--0.1.0.sql" "$("${PG_CONFIG:-/usr/bin/pg_config}" --sharedir)/extension/"
 q() { local db=$1; shift; sudo -u postgres psql -X -q -t -A -v ON_ERROR_STOP=1 "${args[@]}" -d "$db" "$@"; }
 for db in pg_dedup_up_old pg_dedup_up_new; do
   q postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" 2>/dev/null
