@@ -12,12 +12,16 @@ bench_python() {
   echo "$py"
 }
 
-# bench_cluster_start: starts the bench cluster (/tmp/pg_dedup_bench, port 54331),
+# The bench cluster: BENCH_CLUSTER (directory) and BENCH_PORT override the defaults.
+BENCH_CLUSTER=${BENCH_CLUSTER:-/tmp/pg_dedup_bench}
+BENCH_PORT=${BENCH_PORT:-54331}
+
+# bench_cluster_start: starts the bench cluster ($BENCH_CLUSTER, port $BENCH_PORT),
 # stopped again on exit unless KEEP_CLUSTER=1.
 bench_cluster_start() {
-  bash "$REPO/scripts/cluster.sh" start /tmp/pg_dedup_bench 54331
+  bash "$REPO/scripts/cluster.sh" start "$BENCH_CLUSTER" "$BENCH_PORT"
   if [ "${KEEP_CLUSTER:-0}" != 1 ]; then
-    trap 'bash "$REPO/scripts/cluster.sh" stop /tmp/pg_dedup_bench' EXIT
+    trap 'bash "$REPO/scripts/cluster.sh" stop "$BENCH_CLUSTER"' EXIT
   fi
 }
 

@@ -8,7 +8,7 @@
 #   bash bench/ingest.sh [--rows N] [--seconds S] [--skip-build]
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CLUSTER=/tmp/pg_dedup_ingest_bench PORT=54332 TARGET=/tmp/pg_dedup_bench_target
+CLUSTER=${BENCH_CLUSTER:-/tmp/pg_dedup_ingest_bench} PORT=${BENCH_PORT:-54332} TARGET=/tmp/pg_dedup_bench_target
 rows=100000 seconds=20 skip_build=0
 while (($#)); do
   case "$1" in

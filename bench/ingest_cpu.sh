@@ -21,7 +21,7 @@ while (($#)); do
 done
 . "$REPO/bench/common.sh"
 bench_cluster_start
-q() { sudo -u postgres psql -X -q -t -A -v ON_ERROR_STOP=1 -h /tmp/pg_dedup_bench -p 54331 "$@"; }
+q() { sudo -u postgres psql -X -q -t -A -v ON_ERROR_STOP=1 -h "$BENCH_CLUSTER" -p "$BENCH_PORT" "$@"; }
 q -d postgres -c "DROP DATABASE IF EXISTS dedup_cpu" -c "CREATE DATABASE dedup_cpu" >/dev/null
 q -d dedup_cpu >/dev/null <<SQL
 CREATE EXTENSION pg_dedup;

@@ -18,7 +18,7 @@ done
 . "$REPO/bench/common.sh"
 py=$(bench_python)
 bench_cluster_start
-psql_() { sudo -u postgres psql -X -q -h /tmp/pg_dedup_bench -p 54331 "$@"; }
+psql_() { sudo -u postgres psql -X -q -h "$BENCH_CLUSTER" -p "$BENCH_PORT" "$@"; }
 psql_ -d postgres -c "DROP DATABASE IF EXISTS dedup_short" -c "CREATE DATABASE dedup_short"
 psql_ -d dedup_short -c "CREATE EXTENSION pg_dedup" -c "CREATE EXTENSION IF NOT EXISTS pg_trgm"
-$py "$REPO/bench/short_texts.py" "$data" "${args[@]}"
+$py "$REPO/bench/short_texts.py" "$data" --host "$BENCH_CLUSTER" --port "$BENCH_PORT" "${args[@]}"

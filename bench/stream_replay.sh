@@ -20,9 +20,9 @@ done
 . "$REPO/bench/common.sh"
 py=$(bench_python)
 bench_cluster_start
-psql_() { sudo -u postgres psql -X -q -h /tmp/pg_dedup_bench -p 54331 "$@"; }
+psql_() { sudo -u postgres psql -X -q -h "$BENCH_CLUSTER" -p "$BENCH_PORT" "$@"; }
 if [[ " ${args[*]} " != *" --skip-load "* ]]; then
   psql_ -d postgres -c "DROP DATABASE IF EXISTS dedup_replay" -c "CREATE DATABASE dedup_replay"
   psql_ -d dedup_replay -c "CREATE EXTENSION pg_dedup" -c "CREATE EXTENSION IF NOT EXISTS pg_trgm"
 fi
-$py "$REPO/bench/stream_replay.py" "$data" "${args[@]}"
+$py "$REPO/bench/stream_replay.py" "$data" --host "$BENCH_CLUSTER" --port "$BENCH_PORT" "${args[@]}"
