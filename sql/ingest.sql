@@ -13,7 +13,12 @@ CREATE TABLE dedup.enabled_tables (
     action               text NOT NULL CHECK (action IN ('mark', 'skip', 'error')),
     model_column         name,
     key_column           name NOT NULL,
-    enabled_at           timestamptz NOT NULL DEFAULT now()
+    enabled_at           timestamptz NOT NULL DEFAULT now(),
+    -- A primary key of several columns: the composite type of its columns, which
+    -- duplicate_of has (NULL: one column, and duplicate_of has its type).
+    key_type             regtype,
+    -- Candidates of a row are the rows published within this of it (NULL: all).
+    time_window          interval CHECK (time_window > interval '0')
 );
 COMMENT ON TABLE dedup.enabled_tables IS 'Tables deduplicated on insert, and how (see dedup.enable)';
 
@@ -60,20 +65,113 @@ BEGIN
     RETURN OLD;
 END $$;
 
--- TRUNCATE of an enabled table: its collection's statistics are rebuilt from the
--- tables it reads (the truncated one now empty). A recompute reads every other
--- table of a shared collection too.
+-- TRUNCATE of an enabled table, or of a partition of one: its collection's
+-- statistics are rebuilt from the tables it reads (the truncated one now empty). A
+-- recompute reads every other table of a shared collection too.
 CREATE FUNCTION dedup._truncate_trigger() RETURNS trigger
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM dedup._recompute(c.name, NULL, NULL)
     FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id
-    WHERE e.tbl = TG_RELID;
+    WHERE e.tbl = TG_RELID OR e.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(TG_RELID) a);
     RETURN NULL;
 END $$;
 COMMENT ON FUNCTION dedup._truncate_trigger() IS
     'TRUNCATE trigger dedup.enable installs: rebuilds the collection statistics without the truncated rows';
+
+-- The statement triggers of the partitions of an enabled partitioned table.
+-- PostgreSQL clones a partitioned table's row triggers onto its partitions (also
+-- those created or attached later), not its statement triggers, and a statement
+-- that names a partition fires only the partition's own: each partition below the
+-- enabled table gets dedup_statement_start, dedup_statement_end and
+-- dedup_truncate_trigger, with the enabled table's OID as argument (which tells a
+-- partition that was detached). Returns the partitions that got them now.
+CREATE FUNCTION dedup._partition_triggers(tbl regclass) RETURNS SETOF regclass
+VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+DECLARE
+    part regclass;
+BEGIN
+    FOR part IN
+        SELECT t.relid FROM pg_catalog.pg_partition_tree(tbl) t
+        WHERE t.relid <> tbl AND NOT EXISTS (
+            SELECT 1 FROM pg_catalog.pg_trigger g WHERE g.tgrelid = t.relid AND g.tgname = 'dedup_statement_start')
+        ORDER BY t.level, t.relid::oid
+    LOOP
+        EXECUTE format('CREATE TRIGGER dedup_statement_start BEFORE INSERT OR UPDATE ON %s '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_start(%L)', part, tbl::oid);
+        EXECUTE format('CREATE TRIGGER dedup_statement_end AFTER INSERT OR UPDATE ON %s '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_end(%L)', part, tbl::oid);
+        EXECUTE format('CREATE TRIGGER dedup_truncate_trigger AFTER TRUNCATE ON %s '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION dedup._truncate_trigger(%L)', part, tbl::oid);
+        RETURN NEXT part;
+    END LOOP;
+END $$;
+COMMENT ON FUNCTION dedup._partition_triggers(regclass) IS
+    'Gives each partition of an enabled partitioned table the statement triggers PostgreSQL does not clone; returns the partitions that got them';
+
+-- DDL that adds or removes partitions (CREATE TABLE ... PARTITION OF, ALTER TABLE
+-- ... ATTACH / DETACH PARTITION) keeps an enabled partitioned table whole:
+-- - a new partition gets the statement triggers (dedup._partition_triggers); the
+--   documents of rows it brings along are counted, and rows without one are
+--   checked by the row trigger, one at a time, as if inserted (an UPDATE of
+--   dedup_doc, which the trigger replaces by the text's own);
+-- - a partition that left takes its documents out of the statistics, and its
+--   statement triggers go (PostgreSQL drops the cloned row triggers itself).
+-- SECURITY DEFINER: the owner of a table may change its partitions without rights
+-- on the dedup schema's tables.
+CREATE FUNCTION dedup._partitions_changed() RETURNS event_trigger
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql AS $$
+DECLARE
+    e dedup.enabled_tables;
+    part regclass;
+    root oid;
+BEGIN
+    -- Temporary tables (a recompute's) are never partitions of an enabled table.
+    IF to_regclass('dedup.enabled_tables') IS NULL OR NOT EXISTS (
+        SELECT 1 FROM pg_catalog.pg_event_trigger_ddl_commands() c WHERE c.schema_name IS DISTINCT FROM 'pg_temp') THEN
+        RETURN;
+    END IF;
+    FOR part, root IN
+        SELECT g.tgrelid, split_part(encode(g.tgargs, 'escape'), '\000', 1)::oid
+        FROM pg_catalog.pg_trigger g
+        WHERE g.tgname = 'dedup_statement_start' AND g.tgnargs = 1
+          AND g.tgfoid = 'dedup._statement_start()'::regprocedure
+          AND NOT EXISTS (SELECT 1 FROM dedup.enabled_tables x
+                          WHERE x.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(g.tgrelid) a))
+    LOOP
+        EXECUTE format('DROP TRIGGER dedup_statement_start ON %s', part);
+        EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', part);
+        EXECUTE format('DROP TRIGGER IF EXISTS dedup_truncate_trigger ON %s', part);
+        -- Each table below it has the triggers too: the documents of each are
+        -- taken out once, when its turn comes.
+        IF EXISTS (SELECT 1 FROM dedup.enabled_tables x WHERE x.tbl::oid = root)
+           AND (SELECT r.relkind FROM pg_catalog.pg_class r WHERE r.oid = part) = 'r' THEN
+            PERFORM dedup._count_partition(root, part, -1);
+        END IF;
+    END LOOP;
+    FOR e IN SELECT * FROM dedup.enabled_tables x
+             WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = x.tbl AND r.relkind = 'p') LOOP
+        FOR part IN SELECT * FROM dedup._partition_triggers(e.tbl) LOOP
+            CONTINUE WHEN (SELECT relkind FROM pg_catalog.pg_class WHERE oid = part) <> 'r';
+            PERFORM dedup._count_partition(e.tbl, part, 1);
+            EXECUTE format('UPDATE %s SET dedup_doc = NULL WHERE dedup_doc IS NULL AND dedup_verdict IS NULL '
+                           'AND %I IS NOT NULL', part, e.body_column);
+        END LOOP;
+    END LOOP;
+END $$;
+
+-- DROP TABLE of a partition of an enabled table: its documents leave the
+-- statistics first (src/pg/attach.rs; after the drop nothing can read them).
+CREATE FUNCTION dedup._partition_dropping() RETURNS event_trigger
+    LANGUAGE c AS 'MODULE_PATHNAME', 'dedup_partition_dropping';
+COMMENT ON FUNCTION dedup._partition_dropping() IS
+    'Event trigger: before a partition of an enabled table is dropped, its documents leave the collection statistics';
+CREATE EVENT TRIGGER dedup_partition_dropping ON ddl_command_start
+    WHEN TAG IN ('DROP TABLE') EXECUTE FUNCTION dedup._partition_dropping();
+CREATE EVENT TRIGGER dedup_partitions_changed ON ddl_command_end
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION dedup._partitions_changed();
 
 CREATE FUNCTION dedup.enable(
     tbl regclass,
@@ -84,12 +182,16 @@ CREATE FUNCTION dedup.enable(
     collection text DEFAULT NULL,
     model text DEFAULT NULL,
     action text DEFAULT 'mark',
-    model_column name DEFAULT NULL
+    model_column name DEFAULT NULL,
+    time_window interval DEFAULT NULL
 ) RETURNS bigint
 VOLATILE PARALLEL UNSAFE LANGUAGE plpgsql AS $$
 DECLARE
-    key_col name;
+    key_cols name[];
+    key_types text[];
     key_type text;
+    composite text;
+    key_match text;
     -- The default collection is the table's own: its name, schema-qualified
     -- outside schema public, so tables of one name in two schemas never share one.
     coll text := coalesce(collection, (SELECT CASE WHEN n.nspname = 'public' THEN c.relname
@@ -97,10 +199,13 @@ DECLARE
                                        FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
                                        WHERE c.oid = tbl));
     created boolean := false;
+    partitioned boolean;
+    other regclass;
     coll_id int;
     col name;
     text_cols text;
     idx text;
+    leaf_idx regclass;
     n bigint;
     lim_bytes bigint;
     lim_words int;
@@ -116,9 +221,27 @@ BEGIN
         RAISE EXCEPTION 'table % is already enabled for deduplication', tbl
             USING ERRCODE = 'duplicate_object', HINT = 'call dedup.disable first to change its settings';
     END IF;
-    SELECT k.name, k.type INTO key_col, key_type FROM dedup._primary_key(tbl) k;
-    IF key_col IS NULL THEN
-        RAISE EXCEPTION 'table % has no single-column primary key', tbl
+    -- One enabled table per partition tree, its root: its partitions are
+    -- deduplicated with it.
+    SELECT e.tbl INTO other FROM dedup.enabled_tables e
+    WHERE e.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(enable.tbl) a);
+    IF other IS NOT NULL THEN
+        RAISE EXCEPTION 'table % is a partition of %, which is enabled for deduplication', tbl, other
+            USING ERRCODE = 'duplicate_object', HINT = 'its rows are deduplicated with the rest of the partitioned table';
+    END IF;
+    IF (SELECT c.relispartition FROM pg_catalog.pg_class c WHERE c.oid = tbl) THEN
+        RAISE EXCEPTION 'table % is a partition of %', tbl, pg_catalog.pg_partition_root(tbl)
+            USING ERRCODE = 'wrong_object_type', HINT = 'enable the partitioned table: its partitions are deduplicated with it';
+    END IF;
+    SELECT e.tbl INTO other FROM dedup.enabled_tables e
+    WHERE e.tbl IN (SELECT t.relid FROM pg_catalog.pg_partition_tree(enable.tbl) t) LIMIT 1;
+    IF other IS NOT NULL THEN
+        RAISE EXCEPTION 'partition % of table % is enabled for deduplication', other, tbl
+            USING ERRCODE = 'duplicate_object', HINT = 'call dedup.disable on the partition first';
+    END IF;
+    SELECT k.names, k.types INTO key_cols, key_types FROM dedup._key_columns(tbl) k;
+    IF key_cols IS NULL THEN
+        RAISE EXCEPTION 'table % has no primary key', tbl
             USING ERRCODE = 'invalid_table_definition',
                   HINT = 'pg_dedup stores the original''s key in duplicate_of: add a primary key such as "id bigint generated always as identity primary key"';
     END IF;
@@ -128,6 +251,7 @@ BEGIN
             RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl USING ERRCODE = 'undefined_column';
         END IF;
     END LOOP;
+    PERFORM dedup._validate_window(published_at, time_window);
     -- No model: the built-in 'default'; 'threshold': the threshold rule (stored as NULL).
     model := CASE WHEN model IS NULL THEN 'default' WHEN model = 'threshold' THEN NULL ELSE model END;
     PERFORM dedup._validate_enable(model, action);
@@ -136,13 +260,38 @@ BEGIN
         created := true;
     END IF;
     SELECT id INTO coll_id FROM dedup.collections c WHERE c.name = coll;
+    partitioned := (SELECT c.relkind = 'p' FROM pg_catalog.pg_class c WHERE c.oid = tbl);
 
+    -- duplicate_of holds the original's key: of the key column's type, or, for a
+    -- key of several columns (a partitioned table's key holds its partition
+    -- columns), of a composite type of them, <table>_dedup_key, beside the table.
+    IF array_length(key_cols, 1) = 1 THEN
+        key_type := key_types[1];
+        key_match := format('t.%I::text = o.key', key_cols[1]);
+    ELSE
+        composite := format('%I.%I', (SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = tbl),
+                            (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_key');
+        EXECUTE format('CREATE TYPE %s AS (%s)', composite,
+                       (SELECT string_agg(format('%I %s', k.name, k.type), ', ' ORDER BY k.i)
+                        FROM unnest(key_cols, key_types) WITH ORDINALITY AS k(name, type, i)));
+        key_type := composite;
+        key_match := (SELECT string_agg(format('t.%1$I = (o.k).%1$I', c), ' AND ') FROM unnest(key_cols) c);
+    END IF;
     EXECUTE format('ALTER TABLE %s ADD COLUMN dedup_doc dedup.document, ADD COLUMN dedup_sig dedup.signature, '
                    'ADD COLUMN duplicate_of %s, ADD COLUMN dedup_verdict dedup.verdict', tbl, key_type);
     idx := format('%I.%I', (SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = tbl),
                   (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx');
-    EXECUTE format('CREATE INDEX %I ON %s USING gin (dedup_sig dedup.signature_ops)',
-                   (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx', tbl);
+    -- A partitioned table's index is one per partition, and a partition created
+    -- later gets one with the same options: fastupdate is off from the start (see
+    -- below), and on only in the partitions the backfill fills.
+    EXECUTE format('CREATE INDEX %I ON %s USING gin (dedup_sig dedup.signature_ops)%s',
+                   (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx', tbl,
+                   CASE WHEN partitioned THEN ' WITH (fastupdate = off)' ELSE '' END);
+    IF partitioned THEN
+        FOR leaf_idx IN SELECT t.relid FROM pg_catalog.pg_partition_tree(idx::regclass) t WHERE t.isleaf LOOP
+            EXECUTE format('ALTER INDEX %s SET (fastupdate = on)', leaf_idx);
+        END LOOP;
+    END IF;
     -- Documents stay in the row, compressed (STORAGE MAIN), rather than in the TOAST
     -- table: every insert reads its candidates' documents, and an out-of-line one
     -- costs a TOAST index probe and chunk fetches on top of the heap fetch. At 100k
@@ -156,11 +305,16 @@ BEGIN
         NULL;
     END;
     INSERT INTO dedup.enabled_tables (tbl, collection_id, created_collection, body_column, title_column,
-                                      published_at_column, source_column, model, action, model_column, key_column)
-    VALUES (tbl, coll_id, created, body, title, published_at, source, model, action, model_column, key_col);
+                                      published_at_column, source_column, model, action, model_column, key_column,
+                                      key_type, time_window)
+    VALUES (tbl, coll_id, created, body, title, published_at, source, model, action, model_column, key_cols[1],
+            composite::regtype, time_window);
     INSERT INTO dedup.collection_tables (collection_id, tbl, doc_column, sig_column)
     VALUES (coll_id, tbl, 'dedup_doc', 'dedup_sig')
     ON CONFLICT ON CONSTRAINT collection_tables_pkey DO UPDATE SET doc_column = 'dedup_doc', sig_column = 'dedup_sig';
+    -- Before any other DDL (the backfill creates temporary tables): a partition
+    -- without them would look new to dedup._partitions_changed.
+    PERFORM dedup._partition_triggers(tbl);
 
     -- Backfill in one pass: documents, then statistics and signatures by recompute,
     -- then duplicate marks from the same pairwise decision as dedup.pairs.
@@ -194,24 +348,34 @@ BEGIN
     -- 4 MB): 3.1 ms instead of 0.1 ms per lookup in a freshly enabled 5,000-row
     -- table. (Built after the backfill instead, the index would be unusable until
     -- this transaction ends: the backfill's HOT updates set indcheckxmin.)
-    PERFORM pg_catalog.gin_clean_pending_list(idx::regclass);
-    EXECUTE format('ALTER INDEX %s SET (fastupdate = off)', idx);
+    FOR leaf_idx IN SELECT t.relid FROM pg_catalog.pg_partition_tree(idx::regclass) t WHERE t.isleaf
+                    UNION ALL SELECT idx::regclass WHERE NOT partitioned LOOP
+        PERFORM pg_catalog.gin_clean_pending_list(leaf_idx);
+        EXECUTE format('ALTER INDEX %s SET (fastupdate = off)', leaf_idx);
+    END LOOP;
     IF n > 0 THEN
         EXECUTE format('ANALYZE %s', tbl);
         -- What the trigger would have marked, the rows taken earliest first (not
         -- connected groups: two texts quoted in one anthology are not each other's
         -- copies).
         EXECUTE format('UPDATE %s t SET duplicate_of = o.original::%s, dedup_verdict = ''a_duplicates_b'' '
-                       'FROM dedup._originals(%L::regclass::oid, NULL) o WHERE t.%I::text = o.key',
-                       tbl, key_type, tbl, key_col);
+                       'FROM %s WHERE %s', tbl, key_type,
+                       CASE WHEN composite IS NULL THEN format('dedup._originals(%L::regclass::oid, NULL) o', tbl)
+                            ELSE format('(SELECT o.key::%s AS k, o.original FROM dedup._originals(%L::regclass::oid, NULL) o) o',
+                                        composite, tbl) END,
+                       key_match);
     END IF;
 
     -- dedup_doc is among them: a document set by hand is replaced by the text's own,
     -- so the statistics never count a document the table does not hold.
     text_cols := (SELECT string_agg(quote_ident(c), ', ')
                   FROM unnest(ARRAY[body, title, published_at, source, model_column, 'dedup_doc']) AS c WHERE c IS NOT NULL);
-    EXECUTE format('CREATE TRIGGER dedup_trigger BEFORE INSERT OR UPDATE OF %s ON %s '
-                   'FOR EACH ROW EXECUTE FUNCTION dedup._trigger()', text_cols, tbl);
+    -- On a partitioned table, BEFORE every UPDATE: an update of any column may move
+    -- the row to another partition, which PostgreSQL carries out as a delete and an
+    -- insert whose triggers fire too (src/pg/trigger.rs tells them apart).
+    EXECUTE format('CREATE TRIGGER dedup_trigger BEFORE INSERT OR UPDATE%s ON %s '
+                   'FOR EACH ROW EXECUTE FUNCTION dedup._trigger()',
+                   CASE WHEN partitioned THEN '' ELSE ' OF ' || text_cols END, tbl);
     EXECUTE format('CREATE TRIGGER dedup_delete_trigger AFTER DELETE ON %s '
                    'FOR EACH ROW EXECUTE FUNCTION dedup._delete_trigger()', tbl);
     EXECUTE format('CREATE TRIGGER dedup_truncate_trigger AFTER TRUNCATE ON %s '
@@ -227,30 +391,78 @@ BEGIN
                    'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_end()', tbl);
     RETURN n;
 END $$;
-COMMENT ON FUNCTION dedup.enable(regclass, name, name, name, name, text, text, text, name) IS
-    'Adds dedup columns, a GIN index and a row trigger to tbl, backfills existing rows; returns the rows backfilled';
+COMMENT ON FUNCTION dedup.enable(regclass, name, name, name, name, text, text, text, name, interval) IS
+    'Adds dedup columns, a GIN index and a row trigger to tbl (a partitioned one too), backfills existing rows; returns the rows backfilled';
+
+-- A time window needs the time it compares, and is positive.
+CREATE FUNCTION dedup._validate_window(published_at name, time_window interval) RETURNS void
+IMMUTABLE PARALLEL SAFE LANGUAGE plpgsql AS $$
+BEGIN
+    IF time_window IS NOT NULL AND published_at IS NULL THEN
+        RAISE EXCEPTION 'a time window needs the published_at column'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'name the column that holds each row''s publication time: dedup.enable(..., published_at => ''published'')';
+    END IF;
+    IF time_window <= interval '0' THEN
+        RAISE EXCEPTION 'time_window must be positive, got %', time_window USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END $$;
+COMMENT ON FUNCTION dedup._validate_window(name, interval) IS
+    'Raises 22023 for a time window without a published_at column, or one that is not positive';
+
+-- The window is the table's: its owner changes it (NULL removes it). Every
+-- backend's trigger sees the new one at its next statement.
+CREATE FUNCTION dedup.set_time_window(tbl regclass, time_window interval) RETURNS void
+VOLATILE PARALLEL UNSAFE LANGUAGE plpgsql AS $$
+DECLARE
+    cfg dedup.enabled_tables;
+BEGIN
+    IF tbl IS NULL THEN
+        RAISE EXCEPTION 'tbl must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM dedup._require_owner(tbl);
+    SELECT * INTO cfg FROM dedup.enabled_tables e WHERE e.tbl = set_time_window.tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not enabled for deduplication', tbl USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    PERFORM dedup._validate_window(cfg.published_at_column, time_window);
+    UPDATE dedup.enabled_tables e SET time_window = set_time_window.time_window WHERE e.tbl = set_time_window.tbl;
+END $$;
+COMMENT ON FUNCTION dedup.set_time_window(regclass, interval) IS
+    'Sets (NULL: removes) the time window of an enabled table: a new row is compared with the rows published within it';
 
 CREATE FUNCTION dedup.disable(tbl regclass) RETURNS void
 VOLATILE STRICT PARALLEL UNSAFE LANGUAGE plpgsql AS $$
 DECLARE
     cfg dedup.enabled_tables;
     coll text;
+    part regclass;
 BEGIN
     PERFORM dedup._require_owner(tbl);
     SELECT * INTO cfg FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'table % is not enabled for deduplication', tbl USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
+    -- The registration goes first: the column changes below fire
+    -- dedup._partitions_changed, which must not find the table enabled.
+    DELETE FROM dedup.collection_tables c WHERE c.tbl = disable.tbl AND c.collection_id = cfg.collection_id;
+    DELETE FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl;
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_trigger ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_delete_trigger ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_start ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_row_stored ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_truncate_trigger ON %s', tbl);
+    FOR part IN SELECT t.relid FROM pg_catalog.pg_partition_tree(tbl) t WHERE t.relid <> tbl LOOP
+        EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_start ON %s', part);
+        EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', part);
+        EXECUTE format('DROP TRIGGER IF EXISTS dedup_truncate_trigger ON %s', part);
+    END LOOP;
     EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dedup_sig, DROP COLUMN IF EXISTS dedup_doc, '
                    'DROP COLUMN IF EXISTS duplicate_of, DROP COLUMN IF EXISTS dedup_verdict', tbl);
-    DELETE FROM dedup.collection_tables c WHERE c.tbl = disable.tbl AND c.collection_id = cfg.collection_id;
-    DELETE FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl;
+    IF cfg.key_type IS NOT NULL THEN
+        EXECUTE format('DROP TYPE IF EXISTS %s', cfg.key_type);
+    END IF;
     SELECT name INTO coll FROM dedup.collections WHERE id = cfg.collection_id;
     IF cfg.created_collection AND coll IS NOT NULL
        AND NOT EXISTS (SELECT 1 FROM dedup.collection_tables WHERE collection_id = cfg.collection_id) THEN
@@ -288,6 +500,10 @@ BEGIN
         -- The columns of an enabled table are dedup.disable's business.
         CONTINUE WHEN gone.object_type = 'table column' AND enabled.tbl IS NOT NULL;
         DELETE FROM dedup.enabled_tables e WHERE e.tbl::oid = gone.objid;
+        -- The composite type of its key goes with it.
+        IF gone.object_type = 'table' AND enabled.key_type IS NOT NULL THEN
+            EXECUTE format('DROP TYPE IF EXISTS %s', enabled.key_type);
+        END IF;
         FOR coll_id IN
             DELETE FROM dedup.collection_tables c
             WHERE c.tbl::oid = gone.objid AND (gone.object_type = 'table' OR c.doc_column = gone.column_name)

@@ -24,11 +24,13 @@ pub mod interrupt;
 pub mod limits;
 pub mod lru;
 pub mod metrics;
+pub mod rowkey;
 pub mod signature;
 pub mod svm;
 pub mod text;
 pub mod txdelta;
 pub mod weights;
+pub mod window;
 
 // PostgreSQL glue.
 pub mod gucs;
@@ -99,6 +101,7 @@ pgrx::extension_sql_file!(
         _statement_start,
         _row_stored,
         _forget,
+        _count_partition,
         _validate_enable,
         _is_duplicate,
         _find_original,

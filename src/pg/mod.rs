@@ -2,6 +2,7 @@
 //! modules, and turns `DedupError` into an `ereport!` with its SQLSTATE.
 
 pub mod analyst;
+pub mod attach;
 pub mod cache;
 pub mod catalog;
 pub mod collections;
@@ -11,6 +12,7 @@ pub mod guc_scope;
 pub mod ingest;
 pub mod keylocks;
 pub mod models;
+pub mod partitions;
 pub mod privilege;
 pub mod recompute;
 pub mod scan;

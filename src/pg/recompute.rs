@@ -121,6 +121,18 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
             })
             .collect()
     });
+    // A partitioned table's rows are in its leaf partitions: about ten progress
+    // steps per table, however many partitions it has.
+    let tables: Vec<(pg_sys::Oid, String, Option<String>, i64)> = tables
+        .into_iter()
+        .flat_map(|(oid, doc, sig)| {
+            let leaves = crate::pg::partitions::leaves(oid, None);
+            let steps = (STEPS / leaves.len().max(1) as i64).max(1);
+            leaves
+                .into_iter()
+                .map(move |l| (l.rel, doc.clone(), sig.clone(), steps))
+        })
+        .collect();
     if tables.is_empty() {
         notice(format!(
             "collection \"{}\" has no registered tables: statistics left as they are",
@@ -139,7 +151,7 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
             .unwrap_or_else(|e| spi_err(e));
     });
     let (mut n_docs, mut total_len) = (0i64, 0i64);
-    for (oid, col, _) in &tables {
+    for (oid, col, _, steps) in &tables {
         let (tname, qcol) = quoted_doc_column(*oid, col);
         let pages: i64 = Spi::get_one_with_args::<i64>(
             "SELECT (pg_relation_size($1) / current_setting('block_size')::int8)",
@@ -148,7 +160,7 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
         .ok()
         .flatten()
         .unwrap_or(0);
-        for chunk in tid_chunks(pages, STEPS) {
+        for chunk in tid_chunks(pages, *steps) {
             pgrx::check_for_interrupts!();
             let range = chunk.ctid_range();
             let sql = format!(
@@ -196,9 +208,9 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
         c.update("DROP TABLE _dedup_recompute", None, &[])
             .unwrap_or_else(|e| spi_err(e));
     });
-    for (oid, col, sig) in &tables {
+    for (oid, col, sig, steps) in &tables {
         if let Some(sig) = sig {
-            refresh_derived(coll, *oid, col, sig);
+            refresh_derived(coll, *oid, col, sig, *steps);
         }
     }
     n_docs
@@ -208,7 +220,7 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
 /// into a temp table in chunks (with progress), then writes them back with a single
 /// `UPDATE … FROM`, which Romanov measured at 100,000 rows/s against 1,500 for
 /// row-by-row updates.
-fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: &str) {
+fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: &str, steps: i64) {
     let (tname, qdoc) = quoted_doc_column(tbl, doc_col);
     let qsig = pgrx::spi::quote_identifier(sig_col);
     let pages: i64 = Spi::get_one_with_args::<i64>(
@@ -229,7 +241,7 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
             .unwrap_or_else(|e| spi_err(e));
     });
     let mut done = 0i64;
-    for chunk in tid_chunks(pages, STEPS) {
+    for chunk in tid_chunks(pages, steps) {
         pgrx::check_for_interrupts!();
         let range = chunk.ctid_range();
         let sql = format!(
