@@ -128,8 +128,10 @@ DECLARE
     part regclass;
     root oid;
 BEGIN
-    -- Temporary tables (a recompute's) are never partitions of an enabled table.
-    IF to_regclass('dedup.enabled_tables') IS NULL OR NOT EXISTS (
+    -- Temporary tables (a recompute's) are never partitions of an enabled table;
+    -- the DDL a Citus coordinator runs on a worker (shards) never concerns one.
+    IF to_regclass('dedup.enabled_tables') IS NULL
+       OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' OR NOT EXISTS (
         SELECT 1 FROM pg_catalog.pg_event_trigger_ddl_commands() c WHERE c.schema_name IS DISTINCT FROM 'pg_temp') THEN
         RETURN;
     END IF;
@@ -173,6 +175,121 @@ CREATE EVENT TRIGGER dedup_partition_dropping ON ddl_command_start
 CREATE EVENT TRIGGER dedup_partitions_changed ON ddl_command_end
     WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION dedup._partitions_changed();
 
+-- A table's name, schema-qualified whatever the search_path: how statements on the
+-- extension's tables name a table on Citus, where each node has its own OID for it.
+-- Declared IMMUTABLE, which it is only while the table keeps its name, because
+-- Citus runs no other function on a column in an UPDATE or DELETE; it is used
+-- only there, never in an index or a stored value.
+CREATE FUNCTION dedup._qualified(tbl regclass) RETURNS text
+IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE sql AS $$ SELECT tbl::text $$;
+COMMENT ON FUNCTION dedup._qualified(regclass) IS
+    'The schema-qualified name of tbl, whatever the search_path';
+
+-- Citus (docs/scale-out.md): whether tbl is a distributed table of a Citus
+-- cluster (false without Citus).
+CREATE FUNCTION dedup._citus_distributed(tbl regclass) RETURNS boolean
+STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+DECLARE
+    d boolean;
+BEGIN
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
+        RETURN false;
+    END IF;
+    EXECUTE 'SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid = $1)' INTO d USING tbl;
+    RETURN d;
+END $$;
+COMMENT ON FUNCTION dedup._citus_distributed(regclass) IS
+    'Whether tbl is a Citus distributed or reference table (false without Citus)';
+
+-- The extension's tables as Citus reference tables, a copy on every node: the
+-- trigger on every shard on every worker reads the same configuration, models and
+-- statistics, and its changes reach all of them in one transaction. Done once, by
+-- the first dedup.enable of a distributed table.
+CREATE FUNCTION dedup._citus_catalog() RETURNS void
+VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp SET citus.enable_unsafe_triggers = on
+LANGUAGE plpgsql AS $$
+DECLARE
+    t regclass;
+    r record;
+BEGIN
+    -- The copies on the workers name the enabled tables, which must exist there.
+    SELECT e.tbl INTO t FROM dedup.enabled_tables e WHERE NOT dedup._citus_distributed(e.tbl) LIMIT 1;
+    IF t IS NOT NULL THEN
+        RAISE EXCEPTION 'table % is enabled for deduplication and is not distributed', t
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'on Citus every enabled table is a distributed table: distribute it with dedup.distribute, or disable it';
+    END IF;
+    -- Citus copies a table's rows to the new copies as they are stored, and a
+    -- regclass is stored as an OID, which means another table (or none) on another
+    -- node: the rows that name tables are put back after, one by one, by name.
+    FOREACH t IN ARRAY ARRAY['dedup.collections', 'dedup.collection_stats', 'dedup.term_stats',
+                             'dedup.term_stats_pending', 'dedup.collection_tables', 'dedup.enabled_tables',
+                             'dedup.models', 'dedup.sources', 'dedup.rejected']::regclass[] LOOP
+        CONTINUE WHEN dedup._citus_distributed(t);
+        IF t = 'dedup.enabled_tables'::regclass THEN
+            CREATE TEMP TABLE _dedup_named ON COMMIT DROP AS SELECT * FROM dedup.enabled_tables;
+            DELETE FROM dedup.enabled_tables;
+            PERFORM create_reference_table(t);
+            FOR r IN SELECT * FROM _dedup_named LOOP
+                INSERT INTO dedup.enabled_tables (tbl, collection_id, created_collection, body_column, title_column,
+                    published_at_column, source_column, model, action, model_column, key_column, enabled_at,
+                    key_type, time_window)
+                VALUES (r.tbl, r.collection_id, r.created_collection, r.body_column, r.title_column,
+                    r.published_at_column, r.source_column, r.model, r.action, r.model_column, r.key_column,
+                    r.enabled_at, r.key_type, r.time_window);
+            END LOOP;
+            DROP TABLE _dedup_named;
+        ELSIF t = 'dedup.collection_tables'::regclass THEN
+            CREATE TEMP TABLE _dedup_named ON COMMIT DROP AS SELECT * FROM dedup.collection_tables;
+            DELETE FROM dedup.collection_tables;
+            PERFORM create_reference_table(t);
+            FOR r IN SELECT * FROM _dedup_named LOOP
+                INSERT INTO dedup.collection_tables (collection_id, tbl, doc_column, sig_column)
+                VALUES (r.collection_id, r.tbl, r.doc_column, r.sig_column);
+            END LOOP;
+            DROP TABLE _dedup_named;
+        ELSIF t = 'dedup.rejected'::regclass THEN
+            CREATE TEMP TABLE _dedup_named ON COMMIT DROP AS SELECT * FROM dedup.rejected;
+            DELETE FROM dedup.rejected;
+            PERFORM create_reference_table(t);
+            FOR r IN SELECT * FROM _dedup_named LOOP
+                INSERT INTO dedup.rejected (id, tbl, row_data, original_key, verdict, score, rejected_at)
+                VALUES (r.id, r.tbl, r.row_data, r.original_key, r.verdict, r.score, r.rejected_at);
+            END LOOP;
+            DROP TABLE _dedup_named;
+        ELSE
+            EXECUTE 'SELECT create_reference_table($1)' USING t;
+        END IF;
+    END LOOP;
+END $$;
+COMMENT ON FUNCTION dedup._citus_catalog() IS
+    'Makes the extension''s tables Citus reference tables (once), for a distributed table dedup.enable enables';
+
+-- An enabled table becomes a Citus distributed table, rows, documents,
+-- signatures, marks and statistics as they are: the extension's tables become
+-- reference tables, and Citus copies the triggers to every shard.
+CREATE FUNCTION dedup.distribute(tbl regclass, distribution_column name) RETURNS void
+VOLATILE STRICT PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM dedup._require_owner(tbl);
+    IF NOT EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.tbl = distribute.tbl) THEN
+        RAISE EXCEPTION 'table % is not enabled for deduplication', tbl USING ERRCODE = 'object_not_in_prerequisite_state',
+            HINT = 'a table that is not enabled is distributed with create_distributed_table';
+    END IF;
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
+        RAISE EXCEPTION 'the citus extension is not installed in this database' USING ERRCODE = 'undefined_object';
+    END IF;
+    -- Citus would copy the TRUNCATE trigger to the shards, and then not drop it
+    -- with the table's (it does not propagate a TRUNCATE trigger created later).
+    EXECUTE format('DROP TRIGGER dedup_truncate_trigger ON %s', tbl);
+    EXECUTE 'SELECT create_distributed_table($1, $2)' USING tbl, distribution_column::text;
+    EXECUTE format('CREATE TRIGGER dedup_truncate_trigger AFTER TRUNCATE ON %s '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION dedup._truncate_trigger()', tbl);
+    PERFORM dedup._citus_catalog();
+END $$;
+COMMENT ON FUNCTION dedup.distribute(regclass, name) IS
+    'Makes an enabled table a Citus distributed table (hash-distributed by distribution_column), keeping what pg_dedup stored';
+
 CREATE FUNCTION dedup.enable(
     tbl regclass,
     body name,
@@ -185,7 +302,8 @@ CREATE FUNCTION dedup.enable(
     model_column name DEFAULT NULL,
     time_window interval DEFAULT NULL
 ) RETURNS bigint
-VOLATILE PARALLEL UNSAFE LANGUAGE plpgsql AS $$
+-- Citus refuses triggers on a distributed table without it (docs/scale-out.md).
+VOLATILE PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on LANGUAGE plpgsql AS $$
 DECLARE
     key_cols name[];
     key_types text[];
@@ -200,6 +318,8 @@ DECLARE
                                        WHERE c.oid = tbl));
     created boolean := false;
     partitioned boolean;
+    distributed boolean;
+    other_rows boolean;
     other regclass;
     coll_id int;
     col name;
@@ -261,6 +381,25 @@ BEGIN
     END IF;
     SELECT id INTO coll_id FROM dedup.collections c WHERE c.name = coll;
     partitioned := (SELECT c.relkind = 'p' FROM pg_catalog.pg_class c WHERE c.oid = tbl);
+    -- A Citus distributed table: the extension's tables become reference tables,
+    -- so that the trigger on every shard reads and writes the same ones.
+    distributed := dedup._citus_distributed(tbl);
+    IF NOT distributed AND dedup._citus_distributed('dedup.enabled_tables') THEN
+        RAISE EXCEPTION 'table % is not distributed, and this database''s enabled tables are', tbl
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'distribute it first (create_distributed_table), or enable it, in another database';
+    END IF;
+    IF distributed THEN
+        -- Its rows would be backfilled shard by shard, each blind to the others'
+        -- new documents until the end: enable the table, then distribute it.
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s)', tbl) INTO other_rows;
+        IF other_rows THEN
+            RAISE EXCEPTION 'distributed table % already holds rows', tbl
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'enable a distributed table while it is empty, or enable the table before distributing it with dedup.distribute';
+        END IF;
+        PERFORM dedup._citus_catalog();
+    END IF;
 
     -- duplicate_of holds the original's key: of the key column's type, or, for a
     -- key of several columns (a partitioned table's key holds its partition
@@ -283,10 +422,11 @@ BEGIN
                   (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx');
     -- A partitioned table's index is one per partition, and a partition created
     -- later gets one with the same options: fastupdate is off from the start (see
-    -- below), and on only in the partitions the backfill fills.
+    -- below), and on only in the partitions the backfill fills. So is a distributed
+    -- table's, one per shard.
     EXECUTE format('CREATE INDEX %I ON %s USING gin (dedup_sig dedup.signature_ops)%s',
                    (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx', tbl,
-                   CASE WHEN partitioned THEN ' WITH (fastupdate = off)' ELSE '' END);
+                   CASE WHEN partitioned OR distributed THEN ' WITH (fastupdate = off)' ELSE '' END);
     IF partitioned THEN
         FOR leaf_idx IN SELECT t.relid FROM pg_catalog.pg_partition_tree(idx::regclass) t WHERE t.isleaf LOOP
             EXECUTE format('ALTER INDEX %s SET (fastupdate = on)', leaf_idx);
@@ -296,7 +436,12 @@ BEGIN
     -- table: every insert reads its candidates' documents, and an out-of-line one
     -- costs a TOAST index probe and chunk fetches on top of the heap fetch. At 100k
     -- rows of ~850-word documents this took the trigger from ~180 to ~195 docs/s.
-    EXECUTE format('ALTER TABLE %s ALTER COLUMN dedup_doc SET STORAGE MAIN', tbl);
+    -- Citus refuses SET STORAGE on a distributed table, and its run_command_on_shards
+    -- would wait for this transaction's own locks: docs/scale-out.md gives the
+    -- command to run after enable.
+    IF NOT distributed THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN dedup_doc SET STORAGE MAIN', tbl);
+    END IF;
     -- lz4 compresses a document several times faster than the default pglz (pglz
     -- was a tenth of an insert's time); servers built without lz4 keep pglz.
     BEGIN
@@ -326,16 +471,20 @@ BEGIN
     saved_bytes := current_setting('dedup.max_document_bytes');
     PERFORM set_config('dedup.min_word_length', lim_words::text, true);
     PERFORM set_config('dedup.max_document_bytes', lim_bytes::text, true);
-    EXECUTE format('UPDATE %1$s SET dedup_doc = CASE WHEN octet_length(%2$I::text) <= $1 '
-                   '    THEN dedup.to_document(%2$I::text, %3$s, %4$s, %5$s, %6$L) END, '
-                   'dedup_verdict = CASE WHEN octet_length(%2$I::text) <= $1 THEN ''distinct''::dedup.verdict END',
-                   tbl, body,
-                   CASE WHEN title IS NULL THEN 'NULL' ELSE format('%I::text', title) END,
-                   CASE WHEN published_at IS NULL THEN 'NULL' ELSE format('%I::timestamptz', published_at) END,
-                   CASE WHEN source IS NULL THEN 'NULL' ELSE format('%I::text', source) END,
-                   (SELECT c.lang FROM dedup.collections c WHERE c.id = coll_id))
-    USING lim_bytes;
-    GET DIAGNOSTICS n = ROW_COUNT;
+    -- (A distributed table is empty, see above: Citus would refuse the CASE.)
+    n := 0;
+    IF NOT distributed THEN
+        EXECUTE format('UPDATE %1$s SET dedup_doc = CASE WHEN octet_length(%2$I::text) <= $1 '
+                       '    THEN dedup.to_document(%2$I::text, %3$s, %4$s, %5$s, %6$L) END, '
+                       'dedup_verdict = CASE WHEN octet_length(%2$I::text) <= $1 THEN ''distinct''::dedup.verdict END',
+                       tbl, body,
+                       CASE WHEN title IS NULL THEN 'NULL' ELSE format('%I::text', title) END,
+                       CASE WHEN published_at IS NULL THEN 'NULL' ELSE format('%I::timestamptz', published_at) END,
+                       CASE WHEN source IS NULL THEN 'NULL' ELSE format('%I::text', source) END,
+                       (SELECT c.lang FROM dedup.collections c WHERE c.id = coll_id))
+        USING lim_bytes;
+        GET DIAGNOSTICS n = ROW_COUNT;
+    END IF;
     PERFORM set_config('dedup.min_word_length', saved_words, true);
     PERFORM set_config('dedup.max_document_bytes', saved_bytes, true);
     RAISE NOTICE 'enable %: % existing rows read', tbl, n;
@@ -349,7 +498,7 @@ BEGIN
     -- table. (Built after the backfill instead, the index would be unusable until
     -- this transaction ends: the backfill's HOT updates set indcheckxmin.)
     FOR leaf_idx IN SELECT t.relid FROM pg_catalog.pg_partition_tree(idx::regclass) t WHERE t.isleaf
-                    UNION ALL SELECT idx::regclass WHERE NOT partitioned LOOP
+                    UNION ALL SELECT idx::regclass WHERE NOT partitioned AND NOT distributed LOOP
         PERFORM pg_catalog.gin_clean_pending_list(leaf_idx);
         EXECUTE format('ALTER INDEX %s SET (fastupdate = off)', leaf_idx);
     END LOOP;
@@ -426,13 +575,15 @@ BEGIN
         RAISE EXCEPTION 'table % is not enabled for deduplication', tbl USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     PERFORM dedup._validate_window(cfg.published_at_column, time_window);
-    UPDATE dedup.enabled_tables e SET time_window = set_time_window.time_window WHERE e.tbl = set_time_window.tbl;
+    -- By name (see dedup.disable).
+    EXECUTE format('UPDATE dedup.enabled_tables e SET time_window = $1 WHERE dedup._qualified(e.tbl) = %L',
+                   dedup._qualified(tbl)) USING time_window;
 END $$;
 COMMENT ON FUNCTION dedup.set_time_window(regclass, interval) IS
     'Sets (NULL: removes) the time window of an enabled table: a new row is compared with the rows published within it';
 
 CREATE FUNCTION dedup.disable(tbl regclass) RETURNS void
-VOLATILE STRICT PARALLEL UNSAFE LANGUAGE plpgsql AS $$
+VOLATILE STRICT PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on LANGUAGE plpgsql AS $$
 DECLARE
     cfg dedup.enabled_tables;
     coll text;
@@ -445,8 +596,11 @@ BEGIN
     END IF;
     -- The registration goes first: the column changes below fire
     -- dedup._partitions_changed, which must not find the table enabled.
-    DELETE FROM dedup.collection_tables c WHERE c.tbl = disable.tbl AND c.collection_id = cfg.collection_id;
-    DELETE FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl;
+    -- By name, in the statement's text: on Citus each node has its own OID for the
+    -- table, and Citus sends a regclass parameter to them as the coordinator's.
+    EXECUTE format('DELETE FROM dedup.collection_tables c WHERE dedup._qualified(c.tbl) = %L AND c.collection_id = %s',
+                   dedup._qualified(tbl), cfg.collection_id);
+    EXECUTE format('DELETE FROM dedup.enabled_tables e WHERE dedup._qualified(e.tbl) = %L', dedup._qualified(tbl));
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_trigger ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_delete_trigger ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', tbl);
@@ -487,8 +641,10 @@ DECLARE
     coll_id int;
     enabled dedup.enabled_tables;
 BEGIN
-    -- DROP EXTENSION drops the registry with everything else.
-    IF to_regclass('dedup.enabled_tables') IS NULL OR to_regclass('dedup.collection_tables') IS NULL THEN
+    -- DROP EXTENSION drops the registry with everything else; what a Citus
+    -- coordinator drops on a worker (shards) is never registered there.
+    IF to_regclass('dedup.enabled_tables') IS NULL OR to_regclass('dedup.collection_tables') IS NULL
+       OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' THEN
         RETURN;
     END IF;
     FOR gone IN
@@ -499,6 +655,26 @@ BEGIN
         SELECT * INTO enabled FROM dedup.enabled_tables e WHERE e.tbl::oid = gone.objid;
         -- The columns of an enabled table are dedup.disable's business.
         CONTINUE WHEN gone.object_type = 'table column' AND enabled.tbl IS NOT NULL;
+        IF gone.object_type = 'table' AND enabled.tbl IS NOT NULL AND dedup._citus_distributed('dedup.enabled_tables') THEN
+            -- On Citus the copies on the workers name the table by their own OIDs,
+            -- gone there too: the collection's rows that name no live table go.
+            EXECUTE format('DELETE FROM dedup.enabled_tables e WHERE e.collection_id = %s AND dedup._qualified(e.tbl) <> ALL (%L::text[])',
+                           enabled.collection_id,
+                           (SELECT coalesce(array_agg(dedup._qualified(x.tbl)), '{}') FROM dedup.enabled_tables x
+                            WHERE x.collection_id = enabled.collection_id AND x.tbl::oid <> gone.objid));
+            EXECUTE format('DELETE FROM dedup.collection_tables c WHERE c.collection_id = %s AND dedup._qualified(c.tbl) <> ALL (%L::text[])',
+                           enabled.collection_id,
+                           (SELECT coalesce(array_agg(dedup._qualified(x.tbl)), '{}') FROM dedup.collection_tables x
+                            WHERE x.collection_id = enabled.collection_id AND x.tbl::oid <> gone.objid));
+            IF enabled.created_collection AND NOT EXISTS (
+                   SELECT 1 FROM dedup.collection_tables c WHERE c.collection_id = enabled.collection_id) THEN
+                PERFORM dedup.drop_collection((SELECT name FROM dedup.collections WHERE id = enabled.collection_id));
+            END IF;
+            IF enabled.key_type IS NOT NULL THEN
+                EXECUTE format('DROP TYPE IF EXISTS %s', enabled.key_type);
+            END IF;
+            CONTINUE;
+        END IF;
         DELETE FROM dedup.enabled_tables e WHERE e.tbl::oid = gone.objid;
         -- The composite type of its key goes with it.
         IF gone.object_type = 'table' AND enabled.key_type IS NOT NULL THEN

@@ -54,6 +54,9 @@ fn _count_partition(tbl: pg_sys::Oid, part: pg_sys::Oid, sign: i32) -> i64 {
 /// calls this with the statement. If the drop fails, the transaction's changes go
 /// with it.
 fn dropping(stmt: *mut pg_sys::DropStmt) {
+    if crate::pg::citus::internal_backend() {
+        return;
+    }
     // SAFETY: a DropStmt the event trigger was handed; its objects are lists of
     // String nodes naming relations, looked up without a lock (the drop that
     // follows takes its own) and skipped when they do not exist.

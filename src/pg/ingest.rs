@@ -50,6 +50,8 @@ pub struct TableConfig {
     pub window: Option<i64>,
     /// The table is partitioned (a row may move between its partitions).
     pub partitioned: bool,
+    /// The table is a Citus distributed table (see `pg::citus`).
+    pub distributed: bool,
     /// How to look candidates up without a query (None: a signature index is
     /// missing or unusable, and the SQL form runs).
     pub scan: Option<scan::Target>,
@@ -222,7 +224,10 @@ fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
             key,
         ))
     });
-    let (root, tname, coll, model, action, columns, window, key) = row?;
+    // A shard of a Citus distributed table: the distributed table's configuration.
+    let Some((root, tname, coll, model, action, columns, window, key)) = row else {
+        return crate::pg::citus::logical_table(tbl).and_then(read_table_config);
+    };
     let action = match action.as_str() {
         "skip" => Action::Skip,
         "error" => Action::Error,
@@ -247,12 +252,19 @@ fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
         };
         [oid(1), oid(2), oid(3), oid(4)]
     });
-    let scan = scan_target(
-        root,
-        &key,
-        window.and(columns.published_at.as_deref()),
-        column_types[3],
-    );
+    // A distributed table's rows are on the workers: the lookup is a query on the
+    // distributed table, which Citus sends to every shard.
+    let distributed = crate::pg::citus::is_distributed(root);
+    let scan = if distributed {
+        None
+    } else {
+        scan_target(
+            root,
+            &key,
+            window.and(columns.published_at.as_deref()),
+            column_types[3],
+        )
+    };
     Some(TableConfig {
         tbl: root,
         tname,
@@ -263,6 +275,7 @@ fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
         action,
         window,
         partitioned: partitions::is_partitioned(root),
+        distributed,
         scan,
         column_types,
     })
@@ -555,11 +568,13 @@ fn find_candidates(
             (c"dedup.similarity_threshold", threshold.as_c_str()),
         ];
         let t = crate::pg::guc_scope::with_settings(&settings, || {
-            if new_snapshot {
-                cache::select_new_snapshot(c, sql.as_str(), None, &args)
-            } else {
-                cache::select(c, sql.as_str(), None, &args)
-            }
+            crate::pg::citus::nested(|| {
+                if new_snapshot {
+                    cache::select_new_snapshot(c, sql.as_str(), None, &args)
+                } else {
+                    cache::select(c, sql.as_str(), None, &args)
+                }
+            })
         });
         // The documents stay in SPI memory, and are read, while the rows are alive.
         let rows: Vec<(Candidate, DocRef)> = t

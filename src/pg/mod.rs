@@ -5,6 +5,7 @@ pub mod analyst;
 pub mod attach;
 pub mod cache;
 pub mod catalog;
+pub mod citus;
 pub mod collections;
 pub mod config_cache;
 pub mod document;

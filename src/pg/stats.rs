@@ -110,7 +110,10 @@ pub fn flush() {
     let all = DELTA.with(|d| d.borrow_mut().take());
     if !all.is_empty() {
         // Whoever commits, the statistics are written with the owner's rights.
-        with_snapshot(|| crate::pg::privilege::as_owner(|| write_changes(all)));
+        // On a Citus worker the statistics are reference tables (see `pg::citus`).
+        with_snapshot(|| {
+            crate::pg::privilege::as_owner(|| crate::pg::citus::nested(|| write_changes(all)))
+        });
     }
 }
 

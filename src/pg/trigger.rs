@@ -372,7 +372,11 @@ fn _trigger<'a>(
         match cfg.action {
             Action::Mark => {}
             Action::Skip => {
-                as_owner(|| reject(&cfg, new_tuple, desc, data, original, &checked));
+                as_owner(|| {
+                    crate::pg::citus::nested(|| {
+                        reject(&cfg, new_tuple, desc, data, original, &checked)
+                    })
+                });
                 return Ok(None);
             }
             Action::Error => {
@@ -560,11 +564,13 @@ fn reject(
     Spi::connect_mut(|c| {
         crate::pg::cache::update(
             c,
+            // The table by name: on Citus this runs on a worker, whose OID for it
+            // is its own (see `pg::citus`).
             "INSERT INTO dedup.rejected (tbl, row_data, original_key, verdict, score) \
-             VALUES ($1, to_jsonb($2), $3, $4, $5)",
+             VALUES ($1::pg_catalog.regclass, to_jsonb($2), $3, $4, $5)",
             None,
             &[
-                cfg.tbl.into(),
+                cfg.tname.as_str().into(),
                 row,
                 original.into(),
                 checked.verdict.into(),
