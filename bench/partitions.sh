@@ -41,8 +41,9 @@ q() { sudo -u postgres psql -X -q -t -A -v ON_ERROR_STOP=1 "${conn[@]}" "$@"; }
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at start; $rows rows, $lookups lookups, $new new rows per insert"
 q >/dev/null <<SQL
 SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS pg_dedup CASCADE;
 DROP TABLE IF EXISTS flat, parted, probes, fresh;
+DROP TYPE IF EXISTS parted_dedup_key;
+DROP EXTENSION IF EXISTS pg_dedup CASCADE;
 DROP FUNCTION IF EXISTS story(bigint), published(bigint);
 CREATE EXTENSION pg_dedup;
 $STORY_SQL
@@ -88,7 +89,6 @@ SELECT $rows + g AS id, published($rows) - (g % 1000) * interval '1 minute' AS p
        story(CASE WHEN g % 5 = 0 THEN $rows - 1 - g * 3 ELSE 20000000 + g END) AS body
 FROM generate_series(1, $new) AS g;
 SQL
-cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 tick=$(getconf CLK_TCK)
 run_config() {  # label table window
   local label=$1 tbl=$2 window=$3
@@ -116,17 +116,18 @@ SQL
 )
   read -r p50 p99 leaves <<<"$(echo "$out" | tail -1)"
   # Inserts, in a transaction rolled back after; the backend's CPU time from /proc.
-  local pid c0 c1 w0 w1
+  local c0 c1
   out=$(q <<SQL
 SET client_min_messages = warning;
 SELECT pg_backend_pid() AS pid \gset
-\! awk '{print \$14 + \$15}' /proc/:pid/stat > /tmp/pg_dedup_bench_cpu0
+\setenv BACKEND :pid
+\! awk '{print \$14 + \$15}' /proc/\$BACKEND/stat > /tmp/pg_dedup_bench_cpu0
 SELECT extract(epoch FROM clock_timestamp()) AS w0 \gset
 BEGIN;
 INSERT INTO $tbl (id, published, body) SELECT id, published, body FROM fresh ORDER BY id;
 SELECT extract(epoch FROM clock_timestamp()) - :w0 AS wall, count(*) FILTER (WHERE dedup_verdict <> 'distinct') AS dup
 FROM $tbl WHERE id > $rows;
-\! awk '{print \$14 + \$15}' /proc/:pid/stat > /tmp/pg_dedup_bench_cpu1
+\! awk '{print \$14 + \$15}' /proc/\$BACKEND/stat > /tmp/pg_dedup_bench_cpu1
 ROLLBACK;
 SQL
 )

@@ -15,7 +15,7 @@
 #      kill -9 of the background fold worker
 #   9. citus: builds Citus 13.2 from ../shared/citus into the PostgreSQL PG_CONFIG names,
 #      starts a coordinator and two workers (ports PG_DEDUP_CITUS_PORT .. +2, default
-#      the test port + 2), checks a distributed table against one node and a worker
+#      the test port + 10), checks a distributed table against one node and a worker
 #      down (tests/citus); skipped with a line saying so when ../shared/citus is absent
 # Usage: scripts/test.sh [lint|unit|regress|citus|all]   (default all; regress is tiers 2 to 8)
 set -euo pipefail
@@ -110,6 +110,6 @@ if [[ $what == all || $what == citus ]]; then
   if [[ $what == citus ]]; then
     cargo pgrx install --pg-config "$PG_CONFIG" >/dev/null
   fi
-  bash tests/citus/citus.sh "$WORK" "${PG_DEDUP_CITUS_PORT:-$((PORT + 2))}"
+  bash tests/citus/citus.sh "$WORK" "${PG_DEDUP_CITUS_PORT:-$((PORT + 10))}"
 fi
 echo "== all requested test tiers passed"

@@ -15,6 +15,12 @@
 //!   handed back was stored (nearly always), the changes stand; otherwise they are
 //!   rebuilt from the stored rows' documents, read back by tuple id, or (when the
 //!   level holds other changes too) the collection is recomputed.
+//!
+//! On a partitioned table the statement is followed as the enabled (root) table's,
+//! whichever table it names (each partition has its own statement triggers), and
+//! stored rows are kept with their partition. An UPDATE that moves a row to another
+//! partition is a delete and an insert to the executor, whose triggers fire too:
+//! `txdelta::Statement::take_move` tells them apart from real ones.
 
 use crate::pg::ingest;
 use crate::pg::stats::with_own_changes;
