@@ -41,7 +41,19 @@ fn apply(coll_id: i32, doc: &Document, sign: i64, row_of: Option<pg_sys::Oid>) {
     });
 }
 
+/// Term changes a transaction wrote straight into `term_stats` (see
+/// [`take_written`]).
+pub struct Written {
+    pub coll_id: i32,
+    pub terms: Vec<String>,
+    pub dfs: Vec<i64>,
+    pub cfs: Vec<i64>,
+}
+
 thread_local! {
+    /// What the pre-commit flush wrote straight into `term_stats`, for the
+    /// backend's term cache once the commit is through (`pg::xact`).
+    static WRITTEN: RefCell<Vec<Written>> = const { RefCell::new(Vec::new()) };
     /// Collections whose batch filled in the current transaction: `pg::worker`
     /// starts a fold for each once it commits.
     static WANTED: RefCell<Vec<i32>> = const { RefCell::new(Vec::new()) };
@@ -60,13 +72,17 @@ pub(crate) fn own_n_len(coll_id: i32) -> (i64, i64) {
 }
 
 /// Adds this transaction's own changes to statistics read from the tables.
-pub(crate) fn with_own_terms(coll_id: i32, terms: &[String], stats: &mut [TermStat]) {
+pub(crate) fn with_own_terms<'t>(
+    coll_id: i32,
+    terms: impl IntoIterator<Item = &'t str>,
+    stats: &mut [TermStat],
+) {
     DELTA.with(|d| {
         let d = d.borrow();
         if !d.touches(coll_id) {
             return;
         }
-        for (t, s) in terms.iter().zip(stats.iter_mut()) {
+        for (t, s) in terms.into_iter().zip(stats.iter_mut()) {
             let (df, cf) = d.term(coll_id, t);
             s.df += df;
             s.cf += cf;
@@ -83,6 +99,14 @@ pub fn forget_own_changes(coll_id: i32) {
 /// The transaction aborted: its changes go with it.
 pub fn discard_own_changes() {
     DELTA.with(|d| d.borrow_mut().clear());
+    WRITTEN.with(|w| w.borrow_mut().clear());
+}
+
+/// The term changes the committed transaction's pre-commit flush wrote straight
+/// into `term_stats` (with `dedup.stats_batch` = 1; a batch goes to the pending
+/// rows instead, which lookups do not read).
+pub fn take_written() -> Vec<Written> {
+    WRITTEN.with(|w| std::mem::take(&mut *w.borrow_mut()))
 }
 
 /// A subtransaction committed into its parent, or rolled back.
@@ -110,7 +134,7 @@ pub fn flush() {
     let all = DELTA.with(|d| d.borrow_mut().take());
     if !all.is_empty() {
         // Whoever commits, the statistics are written with the owner's rights.
-        with_snapshot(|| crate::pg::privilege::as_owner(|| write_changes(all)));
+        with_snapshot(|| crate::pg::privilege::as_owner(|| write_changes(all, true)));
     }
 }
 
@@ -118,11 +142,14 @@ pub fn flush() {
 /// explicit `add_document`, `remove_document` and `flush_stats` do.
 pub fn flush_collection(coll_id: i32) {
     if let Some(d) = DELTA.with(|d| d.borrow_mut().take_one(coll_id)) {
-        write_changes(vec![(coll_id, d)]);
+        write_changes(vec![(coll_id, d)], false);
     }
 }
 
-fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>) {
+/// Writes `all`; `remember` keeps what goes straight into `term_stats` for
+/// [`take_written`] (the pre-commit flush: nothing reads the tables after it in
+/// this transaction, so the backend's cache can take the changes in at commit).
+fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
     if all.is_empty() {
         return;
     }
@@ -161,6 +188,12 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>) {
                 )
             } else {
                 if !terms.is_empty() {
+                    let written = remember.then(|| Written {
+                        coll_id,
+                        terms: terms.clone(),
+                        dfs: dfs.clone(),
+                        cfs: cfs.clone(),
+                    });
                     // The key index is probed per term, in term order, whatever the
                     // planner thinks of the collection's size.
                     let t = cache::update(
@@ -183,6 +216,9 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>) {
                         .flatten()
                         .unwrap_or_default();
                     delete_empty(c, coll_id, empty);
+                    if let Some(written) = written {
+                        WRITTEN.with(|w| w.borrow_mut().push(written));
+                    }
                 }
                 cache::update(
                     c,
