@@ -25,6 +25,7 @@ pub(crate) fn collection_state(id: i32) -> (CollectionStats, Option<i64>, i64) {
         None => {
             let s = collection_state_uncached(id);
             cache::with(&STATES, |m| m.insert(id, s));
+            crate::pg::stats::note_stored_n(id, s.0.n_docs);
             s
         }
     };

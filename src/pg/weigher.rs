@@ -259,7 +259,10 @@ impl<'c> Weigher<'c> {
             stored_n,
             terms,
             last_recompute,
-            tolerance: cache_policy::tolerance(stats.n_docs, crate::gucs::stats_batch() as i64),
+            tolerance: cache_policy::tolerance(
+                stats.n_docs,
+                cache_policy::batch(crate::gucs::stats_batch(), stored_n),
+            ),
             whole,
         }
     }
