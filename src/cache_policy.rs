@@ -47,6 +47,23 @@ pub fn batch(setting: i64, n_docs: i64) -> i64 {
     (n_docs / BATCH_SHARE).clamp(1, MAX_AUTO_BATCH)
 }
 
+/// How many times per batch, on average, a committing transaction counts the
+/// pending rows under the automatic batch.
+pub const FOLD_CHECKS_PER_BATCH: f64 = 8.0;
+
+/// The share of batched commits that count the pending rows (and start a fold
+/// once a batch is waiting): every one under a `dedup.stats_batch` setting, so
+/// that a set batch folds exactly when it fills; under the automatic batch (at
+/// least 10) a random [`FOLD_CHECKS_PER_BATCH`] per batch, so that counting costs
+/// a commit almost nothing and a batch waits at most about an eighth longer for
+/// its fold, however many connections share the writing.
+pub fn fold_check_share(setting: i64, batch: i64) -> f64 {
+    if setting >= 1 || batch <= 1 {
+        return 1.0;
+    }
+    (FOLD_CHECKS_PER_BATCH / batch as f64).min(1.0)
+}
+
 /// How far N may move (in documents) before a cached statistic is read again, for
 /// a collection of `n_docs` documents and a batch of `stats_batch` (see [`batch`]).
 ///
@@ -114,6 +131,15 @@ mod tests {
                 "a batch's lag stays within the drift at {n}"
             );
         }
+    }
+
+    #[test]
+    fn a_set_batch_counts_at_every_commit_the_automatic_one_now_and_then() {
+        assert_eq!(fold_check_share(3, 3), 1.0);
+        assert_eq!(fold_check_share(1000, 1000), 1.0);
+        assert_eq!(fold_check_share(0, 1), 1.0);
+        assert_eq!(fold_check_share(0, 10), 0.8);
+        assert_eq!(fold_check_share(0, 1000), 0.008);
     }
 
     #[test]

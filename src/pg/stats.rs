@@ -168,10 +168,7 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
             let batch = crate::cache_policy::batch(setting, known_n(coll_id));
             let (terms, dfs, cfs) = d.sorted_terms();
             if batch > 1 {
-                // A data-modifying CTE runs whether or not it is referenced, and
-                // inserts exactly one row, which the count (of the statement's
-                // snapshot) does not see yet.
-                let args: [DatumWithOid; 8] = [
+                let args: [DatumWithOid; 7] = [
                     coll_id.into(),
                     d.n_docs.into(),
                     d.total_len.into(),
@@ -179,14 +176,34 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
                     terms.into(),
                     cfs.into(),
                     dfs.into(),
-                    (2 * batch).into(),
                 ];
-                let t = cache::update(
+                cache::update(
                     c,
-                    "WITH p AS (INSERT INTO dedup.term_stats_pending                                 (collection_id, terms, tfs, sign, dfs, n_docs, total_len, changes)                                 VALUES ($1, $5, $6, 1, $7, $2, $3, $4))                      SELECT count(*) + 1 FROM (SELECT 1 FROM dedup.term_stats_pending                                                WHERE collection_id = $1 LIMIT $8) s",
+                    "INSERT INTO dedup.term_stats_pending \
+                     (collection_id, terms, tfs, sign, dfs, n_docs, total_len, changes) \
+                     VALUES ($1, $5, $6, 1, $7, $2, $3, $4)",
                     None,
                     &args,
                 );
+                // SAFETY: PostgreSQL's backend-local generator, seeded per backend.
+                let draw = unsafe { pg_sys::pg_prng_double(&raw mut pg_sys::pg_global_prng_state) };
+                if draw >= crate::cache_policy::fold_check_share(setting, batch) {
+                    continue;
+                }
+                // The count walks the collection's index entries (at most twice the
+                // batch live): a sequential or bitmap scan would read every entry
+                // and page the folds have emptied since the last vacuum, and the
+                // planner, which sees a small table, chooses one.
+                let index_only = [(c"enable_seqscan", c"off"), (c"enable_bitmapscan", c"off")];
+                let t = crate::pg::guc_scope::with_settings(&index_only, || {
+                    cache::update(
+                        c,
+                        "SELECT count(*) FROM (SELECT 1 FROM dedup.term_stats_pending \
+                         WHERE collection_id = $1 LIMIT $2) s",
+                        None,
+                        &[coll_id.into(), (2 * batch).into()],
+                    )
+                });
                 let pending = stored(t.first().get::<i64>(1), "the pending row count");
                 if pending >= batch {
                     if crate::gucs::background_fold() && pending < 2 * batch {
@@ -208,7 +225,14 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
                 // planner thinks of the collection's size.
                 let t = cache::update(
                     c,
-                    "WITH up AS (INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf)                                 SELECT $1, u.term, u.df, u.cf                                 FROM unnest($2::text[], $3::int8[], $4::int8[]) AS u(term, df, cf)                                 ORDER BY u.term COLLATE \"C\"                                 ON CONFLICT (collection_id, term) DO UPDATE                                 SET df = s.df + excluded.df, cf = s.cf + excluded.cf                                 RETURNING s.ctid, s.df, s.cf)                      SELECT ARRAY(SELECT ctid::text FROM up WHERE df <= 0 OR cf <= 0)",
+                    "WITH up AS (INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
+                     SELECT $1, u.term, u.df, u.cf \
+                     FROM unnest($2::text[], $3::int8[], $4::int8[]) AS u(term, df, cf) \
+                     ORDER BY u.term COLLATE \"C\" \
+                     ON CONFLICT (collection_id, term) DO UPDATE \
+                     SET df = s.df + excluded.df, cf = s.cf + excluded.cf \
+                     RETURNING s.ctid, s.df, s.cf) \
+                     SELECT ARRAY(SELECT ctid::text FROM up WHERE df <= 0 OR cf <= 0)",
                     None,
                     &[coll_id.into(), terms.into(), dfs.into(), cfs.into()],
                 );
@@ -231,7 +255,10 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
             ];
             cache::update(
                 c,
-                "UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $2, 0),                  total_len = greatest(total_len + $3, 0),                  changes_since_recompute = changes_since_recompute + $4                  WHERE collection_id = $1",
+                "UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $2, 0), \
+                 total_len = greatest(total_len + $3, 0), \
+                 changes_since_recompute = changes_since_recompute + $4 \
+                 WHERE collection_id = $1",
                 None,
                 &counts,
             );
