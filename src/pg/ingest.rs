@@ -779,7 +779,10 @@ pub fn check(
     // The rows the new one is compared with (see `crate::window`).
     let window = crate::window::around(new.doc().published_at, cfg.window);
     let (cands, mut judged) = loop {
-        if commit {
+        // Not on a Citus distributed table: the locks are per node, and the
+        // connections Citus opens for one statement, one per shard, would wait for
+        // each other's (a distributed deadlock). See docs/scale-out.md.
+        if commit && !cfg.distributed {
             keylocks::lock_row(cfg.coll.id, &sig.keys, cfg.scan.is_some());
         }
         let cands = find_candidates(

@@ -141,6 +141,11 @@ pub fn flush() {
     }
 }
 
+/// Whether this transaction has statistics changes not yet written.
+pub fn has_own_changes() -> bool {
+    DELTA.with(|d| !d.borrow().is_empty())
+}
+
 /// Writes this transaction's changes to one collection now (see [`flush`]); the
 /// explicit `add_document`, `remove_document` and `flush_stats` do.
 pub fn flush_collection(coll_id: i32) {

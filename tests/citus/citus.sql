@@ -130,6 +130,25 @@ FROM digests('news');
 -- follows it (docs/scale-out.md).
 TRUNCATE news;
 SELECT dedup.recompute('news') AS recomputed_after_truncate;
+-- A statement (or transaction) that writes rows on both workers is refused, cleanly:
+-- each worker would write the statistics to every node while Citus prepares the
+-- transaction on it. On one worker it works.
+SET client_min_messages = error;   -- Citus also warns once per connection it had
+\set VERBOSITY terse
+\set ON_ERROR_STOP 0
+INSERT INTO news SELECT 700000 + i, now(), story(70000 + i) FROM generate_series(1, 8) AS i;
+\set ON_ERROR_STOP 1
+\set VERBOSITY default
+SET client_min_messages = warning;
+-- Two rows of one shard in one statement: one worker, one connection.
+SELECT min(i) AS k1, max(i) AS k2 FROM (SELECT i FROM generate_series(700200, 700400) AS i
+    WHERE get_shard_id_for_distribution_column('news', i) = get_shard_id_for_distribution_column('news', 700200)
+    ORDER BY i LIMIT 2) s \gset
+INSERT INTO news VALUES (:k1, now(), story(70101)), (:k2, now(), story(70101));
+SELECT count(*) AS same_shard_rows, count(duplicate_of) AS marked FROM news WHERE id IN (:k1, :k2);
+SELECT count(*) AS rows_kept FROM news WHERE id BETWEEN 700001 AND 700008;
+SELECT (SELECT s.n_docs FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'news')
+       = (SELECT count(dedup_doc) FROM news) AS documents_counted_right;
 -- 'skip' and 'error' on a distributed table.
 CREATE TABLE cskip (id bigint PRIMARY KEY, body text);
 SELECT create_distributed_table('cskip', 'id');
