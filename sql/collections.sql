@@ -40,18 +40,23 @@ CREATE TABLE dedup.term_stats (
 ) WITH (fillfactor = 70);
 COMMENT ON TABLE dedup.term_stats IS 'df (documents holding the term) and cf (occurrences) per term and collection';
 
--- Documents added or removed but not yet folded into term_stats (dedup.stats_batch > 1).
--- Written once per inserted row, so it carries nothing a row does not need: no key
--- (the fold takes every committed row of a collection) and no CHECK (sign is +1 for
--- an added document, -1 for a removed one; only src/pg/collections.rs writes it).
--- A transaction's changes are one row: its documents' terms with df changes in
--- dfs and cf changes in tfs (sign 1); a row without dfs is one document, +1 or -1.
+-- Statistics changes not yet folded into term_stats and collection_stats (a batch
+-- larger than 1: dedup.stats_batch, automatic by default). Written once per
+-- committing transaction, so it carries nothing a row does not need: no key (the
+-- fold takes every committed row of a collection) and no CHECK (only
+-- src/pg/stats.rs writes it). A transaction's changes are one row: its documents'
+-- terms with df changes in dfs and cf changes in tfs (sign 1), and its changes of
+-- N, the total length and the change count (a row without dfs, written by 0.1.0,
+-- is one document, +1 or -1, whose N was counted at once).
 CREATE TABLE dedup.term_stats_pending (
     collection_id  int NOT NULL,
     terms          text[] NOT NULL,
     tfs            int8[] NOT NULL,
     sign           int2 NOT NULL,
-    dfs            int8[]
+    dfs            int8[],
+    n_docs         bigint NOT NULL DEFAULT 0,
+    total_len      bigint NOT NULL DEFAULT 0,
+    changes        bigint NOT NULL DEFAULT 0
 );
 CREATE INDEX term_stats_pending_collection ON dedup.term_stats_pending (collection_id);
 -- A pending row holds a whole document's terms: lz4 where the server has it.
@@ -63,7 +68,7 @@ EXCEPTION WHEN feature_not_supported THEN
     NULL;
 END $$;
 COMMENT ON TABLE dedup.term_stats_pending IS
-    'Documents waiting to be folded into term_stats (dedup.stats_batch); dedup.flush_stats folds them now';
+    'Committed statistics changes waiting to be folded into term_stats and collection_stats (dedup.stats_batch); dedup.flush_stats folds them now';
 
 -- Tables whose documents make up a collection (recompute reads them).
 CREATE TABLE dedup.collection_tables (

@@ -3,8 +3,14 @@
 -- (tests/upgrade/upgrade.sh compares the catalogs).
 \echo Use "ALTER EXTENSION pg_dedup UPDATE TO '0.2.0'" to load this file. \quit
 
--- A transaction's statistics changes are one pending row (src/pg/collections.rs).
-ALTER TABLE dedup.term_stats_pending ADD COLUMN dfs int8[];
+-- A transaction's statistics changes are one pending row (src/pg/stats.rs), with
+-- its change of N, total length and change count (0.1.0's rows counted N at once).
+ALTER TABLE dedup.term_stats_pending ADD COLUMN dfs int8[],
+    ADD COLUMN n_docs bigint NOT NULL DEFAULT 0,
+    ADD COLUMN total_len bigint NOT NULL DEFAULT 0,
+    ADD COLUMN changes bigint NOT NULL DEFAULT 0;
+COMMENT ON TABLE dedup.term_stats_pending IS
+    'Committed statistics changes waiting to be folded into term_stats and collection_stats (dedup.stats_batch); dedup.flush_stats folds them now';
 
 -- Ownership checks.
 -- The table's single-column primary key: its name and type (one definition: the

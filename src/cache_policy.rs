@@ -21,8 +21,51 @@ pub const SMALL_COLLECTION: i64 = 100;
 /// so at most ~18 MB per backend; larger collections are read term by term.
 pub const PRELOAD_MAX_TERMS: i64 = 300_000;
 
+/// Below this many documents a collection's statistics are written at every
+/// commit (a batch of 1) when `dedup.stats_batch` is automatic.
+pub const BATCH_FROM_DOCS: i64 = 2_000;
+
+/// The automatic batch: 1 in 200 documents of the collection.
+pub const BATCH_SHARE: i64 = 200;
+
+/// The largest automatic batch.
+pub const MAX_AUTO_BATCH: i64 = 1_000;
+
+/// How many committed transactions' statistics changes are collected before they
+/// are folded, for `dedup.stats_batch` = `setting` (0: automatic) and a collection
+/// of `n_docs` stored documents. Automatic: 1 (every commit writes the term and
+/// collection rows) below [`BATCH_FROM_DOCS`], then `n_docs / BATCH_SHARE` up to
+/// [`MAX_AUTO_BATCH`], so that the lag of a batch waiting for its fold (up to
+/// twice the batch) stays within the [`DRIFT`] cached statistics are allowed.
+pub fn batch(setting: i64, n_docs: i64) -> i64 {
+    if setting >= 1 {
+        return setting;
+    }
+    if n_docs < BATCH_FROM_DOCS {
+        return 1;
+    }
+    (n_docs / BATCH_SHARE).clamp(1, MAX_AUTO_BATCH)
+}
+
+/// How many times per batch, on average, a committing transaction counts the
+/// pending rows under the automatic batch.
+pub const FOLD_CHECKS_PER_BATCH: f64 = 8.0;
+
+/// The share of batched commits that count the pending rows (and start a fold
+/// once a batch is waiting): every one under a `dedup.stats_batch` setting, so
+/// that a set batch folds exactly when it fills; under the automatic batch (at
+/// least 10) a random [`FOLD_CHECKS_PER_BATCH`] per batch, so that counting costs
+/// a commit almost nothing and a batch waits at most about an eighth longer for
+/// its fold, however many connections share the writing.
+pub fn fold_check_share(setting: i64, batch: i64) -> f64 {
+    if setting >= 1 || batch <= 1 {
+        return 1.0;
+    }
+    (FOLD_CHECKS_PER_BATCH / batch as f64).min(1.0)
+}
+
 /// How far N may move (in documents) before a cached statistic is read again, for
-/// a collection of `n_docs` documents and `dedup.stats_batch` = `stats_batch`.
+/// a collection of `n_docs` documents and a batch of `stats_batch` (see [`batch`]).
 ///
 /// With a batch B > 1 the stored df/cf already lag N by up to 2B documents (a
 /// batch fills while the previous one waits for its background fold; at 2B an
@@ -70,6 +113,33 @@ mod tests {
         assert_eq!(tolerance(50_000, 1), 500);
         assert_eq!(tolerance(50_000, 1000), 1999, "2B - 1 with a batch");
         assert_eq!(tolerance(1_000_000, 1000), 10_000);
+    }
+
+    #[test]
+    fn the_automatic_batch_grows_with_the_collection() {
+        assert_eq!(batch(0, 0), 1);
+        assert_eq!(batch(0, 1_999), 1, "small collections write at once");
+        assert_eq!(batch(0, 2_000), 10);
+        assert_eq!(batch(0, 100_000), 500);
+        assert_eq!(batch(0, 10_000_000), 1_000);
+        assert_eq!(batch(1, 10_000_000), 1, "a setting wins");
+        assert_eq!(batch(16, 0), 16);
+        for n in [2_000, 50_000, 199_999, 1_000_000] {
+            let b = batch(0, n);
+            assert!(
+                2 * b - 1 <= tolerance(n, 1),
+                "a batch's lag stays within the drift at {n}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_set_batch_counts_at_every_commit_the_automatic_one_now_and_then() {
+        assert_eq!(fold_check_share(3, 3), 1.0);
+        assert_eq!(fold_check_share(1000, 1000), 1.0);
+        assert_eq!(fold_check_share(0, 1), 1.0);
+        assert_eq!(fold_check_share(0, 10), 0.8);
+        assert_eq!(fold_check_share(0, 1000), 0.008);
     }
 
     #[test]

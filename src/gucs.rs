@@ -4,7 +4,7 @@
 //! |---|---|---|---|
 //! | `dedup.max_document_bytes` | 10MB | 1kB .. 1GB | larger `to_document` input is refused with 54000 |
 //! | `dedup.min_word_length` | 3 | 1 .. 64 | shorter words (in characters) are not terms |
-//! | `dedup.stats_batch` | 1 | 1 .. 100000 | committed transactions' statistics changes collected before they are folded into `term_stats` (1 = at once) |
+//! | `dedup.stats_batch` | 0 | 0 .. 100000 | committed transactions' statistics changes collected before they are folded into `term_stats` (0 = automatic: 1, at once, below 2,000 documents, then 0.5 % of the collection, at most 1,000) |
 //! | `dedup.background_fold` | on | on, off | a full batch is folded by a background worker after commit, not inside the insert |
 //! | `dedup.min_shared_keys` | 4 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
 //! | `dedup.similarity_threshold` | 0.8 | 0 .. 1 | `longest` signatures are candidates at this similarity |
@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 pub static MAX_DOCUMENT_BYTES: GucSetting<i32> = GucSetting::<i32>::new(10 * 1024 * 1024);
 pub static MIN_WORD_LENGTH: GucSetting<i32> = GucSetting::<i32>::new(3);
 
-pub static STATS_BATCH: GucSetting<i32> = GucSetting::<i32>::new(1);
+pub static STATS_BATCH: GucSetting<i32> = GucSetting::<i32>::new(0);
 pub static BACKGROUND_FOLD: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static PRUNE_CANDIDATES: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static MIN_SHARED_KEYS: GucSetting<i32> = GucSetting::<i32>::new(4);
@@ -51,9 +51,9 @@ pub fn init() {
     GucRegistry::define_int_guc(
         c"dedup.stats_batch",
         c"Committed transactions' statistics changes collected before they are folded into dedup.term_stats.",
-        c"1 (the default) updates the term statistics at every commit. With a larger batch each committing transaction adds one pending row and a fold takes the batch at once, which makes single-row ingestion much faster; df and cf then lag N by up to that many transactions until the next fold or dedup.flush_stats. Range 1 to 100000.",
+        c"0 (the default) is automatic: 1 while the collection has fewer than 2,000 documents, then 0.5 % of its documents, at most 1,000. With a batch of 1 every commit updates the term and collection rows; with a larger batch each committing transaction adds one pending row instead (writers then share no row and never queue on each other) and a fold takes the batch at once; N, df and cf then lag by up to twice the batch until the next fold or dedup.flush_stats, within the 1 % drift cached statistics are allowed anyway. Range 0 to 100000.",
         &STATS_BATCH,
-        1,
+        0,
         100_000,
         GucContext::Userset,
         GucFlags::default(),
@@ -173,9 +173,9 @@ pub fn similarity_threshold() -> f64 {
     }
 }
 
-/// `dedup.stats_batch`.
-pub fn stats_batch() -> usize {
-    STATS_BATCH.get().max(1) as usize
+/// `dedup.stats_batch` (0: automatic, see `cache_policy::batch`).
+pub fn stats_batch() -> i64 {
+    STATS_BATCH.get().max(0) as i64
 }
 
 /// `dedup.background_fold`.

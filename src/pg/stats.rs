@@ -41,7 +41,19 @@ fn apply(coll_id: i32, doc: &Document, sign: i64, row_of: Option<pg_sys::Oid>) {
     });
 }
 
+/// Term changes a transaction wrote straight into `term_stats` (see
+/// [`take_written`]).
+pub struct Written {
+    pub coll_id: i32,
+    pub terms: Vec<String>,
+    pub dfs: Vec<i64>,
+    pub cfs: Vec<i64>,
+}
+
 thread_local! {
+    /// What the pre-commit flush wrote straight into `term_stats`, for the
+    /// backend's term cache once the commit is through (`pg::xact`).
+    static WRITTEN: RefCell<Vec<Written>> = const { RefCell::new(Vec::new()) };
     /// Collections whose batch filled in the current transaction: `pg::worker`
     /// starts a fold for each once it commits.
     static WANTED: RefCell<Vec<i32>> = const { RefCell::new(Vec::new()) };
@@ -60,13 +72,17 @@ pub(crate) fn own_n_len(coll_id: i32) -> (i64, i64) {
 }
 
 /// Adds this transaction's own changes to statistics read from the tables.
-pub(crate) fn with_own_terms(coll_id: i32, terms: &[String], stats: &mut [TermStat]) {
+pub(crate) fn with_own_terms<'t>(
+    coll_id: i32,
+    terms: impl IntoIterator<Item = &'t str>,
+    stats: &mut [TermStat],
+) {
     DELTA.with(|d| {
         let d = d.borrow();
         if !d.touches(coll_id) {
             return;
         }
-        for (t, s) in terms.iter().zip(stats.iter_mut()) {
+        for (t, s) in terms.into_iter().zip(stats.iter_mut()) {
             let (df, cf) = d.term(coll_id, t);
             s.df += df;
             s.cf += cf;
@@ -83,6 +99,14 @@ pub fn forget_own_changes(coll_id: i32) {
 /// The transaction aborted: its changes go with it.
 pub fn discard_own_changes() {
     DELTA.with(|d| d.borrow_mut().clear());
+    WRITTEN.with(|w| w.borrow_mut().clear());
+}
+
+/// The term changes the committed transaction's pre-commit flush wrote straight
+/// into `term_stats` (with a batch of 1; a larger batch goes to the pending rows
+/// instead, which lookups do not read).
+pub fn take_written() -> Vec<Written> {
+    WRITTEN.with(|w| std::mem::take(&mut *w.borrow_mut()))
 }
 
 /// A subtransaction committed into its parent, or rolled back.
@@ -100,17 +124,17 @@ pub fn subtransaction_ended(sub: u32, parent: u32, committed: bool) {
 /// Writes this transaction's statistics changes, one collection at a time in id
 /// order, each in term order and its collection row last, so committing writers
 /// lock rows in one order and never deadlock; called just before the commit. With
-/// `dedup.stats_batch = 1` (the default) the term rows change at once and terms
-/// whose df reaches 0 are deleted, as a recompute would not list them. With a
-/// larger batch the changes go to `dedup.term_stats_pending` as one row, and once
-/// `stats_batch` rows are pending one session (or a background worker) folds them
-/// into `term_stats` with a single upsert that touches each term once. N and the
-/// total length are always written at once.
+/// a batch of 1 (a collection under 2,000 documents, by default) the term rows
+/// change at once and terms whose df reaches 0 are deleted, as a recompute would
+/// not list them. With a larger batch the changes go to
+/// `dedup.term_stats_pending` as one row, and once a batch is pending one session
+/// (or a background worker) folds them with a single upsert that touches each term
+/// once (see [`write_changes`]).
 pub fn flush() {
     let all = DELTA.with(|d| d.borrow_mut().take());
     if !all.is_empty() {
         // Whoever commits, the statistics are written with the owner's rights.
-        with_snapshot(|| crate::pg::privilege::as_owner(|| write_changes(all)));
+        with_snapshot(|| crate::pg::privilege::as_owner(|| write_changes(all, true)));
     }
 }
 
@@ -118,27 +142,32 @@ pub fn flush() {
 /// explicit `add_document`, `remove_document` and `flush_stats` do.
 pub fn flush_collection(coll_id: i32) {
     if let Some(d) = DELTA.with(|d| d.borrow_mut().take_one(coll_id)) {
-        write_changes(vec![(coll_id, d)]);
+        write_changes(vec![(coll_id, d)], false);
     }
 }
 
-fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>) {
+/// Writes `all`; `remember` keeps what goes straight into `term_stats` for
+/// [`take_written`] (the pre-commit flush: nothing reads the tables after it in
+/// this transaction, so the backend's cache can take the changes in at commit).
+///
+/// With a batch of 1 (see [`crate::cache_policy::batch`]: a collection of fewer
+/// than 2,000 documents, or `dedup.stats_batch = 1`) the term rows and the
+/// collection row change at once. With a larger batch the transaction only adds
+/// one row to `dedup.term_stats_pending` (its term changes, N, the total length and
+/// the change count): committing writers then share no row and never queue on
+/// each other, and once a batch is pending a fold moves it all into `term_stats`
+/// and `collection_stats` (a background worker, or the insert that finds twice the
+/// batch pending).
+fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
     if all.is_empty() {
         return;
     }
-    let batch = crate::gucs::stats_batch();
+    let setting = crate::gucs::stats_batch();
     Spi::connect_mut(|c| {
         for (coll_id, d) in all {
+            let batch = crate::cache_policy::batch(setting, known_n(coll_id));
             let (terms, dfs, cfs) = d.sorted_terms();
-            let counts: [DatumWithOid; 4] = [
-                coll_id.into(),
-                d.n_docs.into(),
-                d.total_len.into(),
-                d.changes.into(),
-            ];
-            let t = if !terms.is_empty() && batch > 1 {
-                // A data-modifying CTE runs whether or not it is referenced, and
-                // inserts exactly one row.
+            if batch > 1 {
                 let args: [DatumWithOid; 7] = [
                     coll_id.into(),
                     d.n_docs.into(),
@@ -150,65 +179,112 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>) {
                 ];
                 cache::update(
                     c,
-                    "WITH p AS (INSERT INTO dedup.term_stats_pending (collection_id, terms, tfs, sign, dfs) \
-                                VALUES ($1, $5, $6, 1, $7)) \
-                     UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $2, 0), \
-                     total_len = greatest(total_len + $3, 0), \
-                     changes_since_recompute = changes_since_recompute + $4, pending = pending + 1 \
-                     WHERE collection_id = $1 RETURNING pending",
+                    "INSERT INTO dedup.term_stats_pending \
+                     (collection_id, terms, tfs, sign, dfs, n_docs, total_len, changes) \
+                     VALUES ($1, $5, $6, 1, $7, $2, $3, $4)",
                     None,
                     &args,
-                )
-            } else {
-                if !terms.is_empty() {
-                    // The key index is probed per term, in term order, whatever the
-                    // planner thinks of the collection's size.
-                    let t = cache::update(
-                        c,
-                        "WITH up AS (INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
-                                    SELECT $1, u.term, u.df, u.cf \
-                                    FROM unnest($2::text[], $3::int8[], $4::int8[]) AS u(term, df, cf) \
-                                    ORDER BY u.term COLLATE \"C\" \
-                                    ON CONFLICT (collection_id, term) DO UPDATE \
-                                    SET df = s.df + excluded.df, cf = s.cf + excluded.cf \
-                                    RETURNING s.ctid, s.df, s.cf) \
-                         SELECT ARRAY(SELECT ctid::text FROM up WHERE df <= 0 OR cf <= 0)",
-                        None,
-                        &[coll_id.into(), terms.into(), dfs.into(), cfs.into()],
-                    );
-                    let empty: Vec<String> = t
-                        .first()
-                        .get::<Vec<String>>(1)
-                        .ok()
-                        .flatten()
-                        .unwrap_or_default();
-                    delete_empty(c, coll_id, empty);
+                );
+                // SAFETY: PostgreSQL's backend-local generator, seeded per backend.
+                let draw = unsafe { pg_sys::pg_prng_double(&raw mut pg_sys::pg_global_prng_state) };
+                if draw >= crate::cache_policy::fold_check_share(setting, batch) {
+                    continue;
                 }
-                cache::update(
+                // The count walks the collection's index entries (at most twice the
+                // batch live): a sequential or bitmap scan would read every entry
+                // and page the folds have emptied since the last vacuum, and the
+                // planner, which sees a small table, chooses one.
+                let index_only = [(c"enable_seqscan", c"off"), (c"enable_bitmapscan", c"off")];
+                let t = crate::pg::guc_scope::with_settings(&index_only, || {
+                    cache::update(
+                        c,
+                        "SELECT count(*) FROM (SELECT 1 FROM dedup.term_stats_pending \
+                         WHERE collection_id = $1 LIMIT $2) s",
+                        None,
+                        &[coll_id.into(), (2 * batch).into()],
+                    )
+                });
+                let pending = stored(t.first().get::<i64>(1), "the pending row count");
+                if pending >= batch {
+                    if crate::gucs::background_fold() && pending < 2 * batch {
+                        want_fold(coll_id);
+                    } else {
+                        fold(c, coll_id);
+                    }
+                }
+                continue;
+            }
+            if !terms.is_empty() {
+                let written = remember.then(|| Written {
+                    coll_id,
+                    terms: terms.clone(),
+                    dfs: dfs.clone(),
+                    cfs: cfs.clone(),
+                });
+                // The key index is probed per term, in term order, whatever the
+                // planner thinks of the collection's size.
+                let t = cache::update(
                     c,
-                    "UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $2, 0), \
-                     total_len = greatest(total_len + $3, 0), \
-                     changes_since_recompute = changes_since_recompute + $4 \
-                     WHERE collection_id = $1 RETURNING pending",
+                    "WITH up AS (INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
+                     SELECT $1, u.term, u.df, u.cf \
+                     FROM unnest($2::text[], $3::int8[], $4::int8[]) AS u(term, df, cf) \
+                     ORDER BY u.term COLLATE \"C\" \
+                     ON CONFLICT (collection_id, term) DO UPDATE \
+                     SET df = s.df + excluded.df, cf = s.cf + excluded.cf \
+                     RETURNING s.ctid, s.df, s.cf) \
+                     SELECT ARRAY(SELECT ctid::text FROM up WHERE df <= 0 OR cf <= 0)",
                     None,
-                    &counts,
-                )
-            };
-            let pending = if t.is_empty() {
-                0
-            } else {
-                stored(t.first().get::<i64>(1), "dedup.collection_stats.pending")
-            };
-            let batch = batch as i64;
-            if pending > 0 && pending >= batch {
-                if crate::gucs::background_fold() && pending < 2 * batch {
-                    want_fold(coll_id);
-                } else {
-                    fold(c, coll_id);
+                    &[coll_id.into(), terms.into(), dfs.into(), cfs.into()],
+                );
+                let empty: Vec<String> = t
+                    .first()
+                    .get::<Vec<String>>(1)
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default();
+                delete_empty(c, coll_id, empty);
+                if let Some(written) = written {
+                    WRITTEN.with(|w| w.borrow_mut().push(written));
                 }
             }
+            let counts: [DatumWithOid; 4] = [
+                coll_id.into(),
+                d.n_docs.into(),
+                d.total_len.into(),
+                d.changes.into(),
+            ];
+            cache::update(
+                c,
+                "UPDATE dedup.collection_stats SET n_docs = greatest(n_docs + $2, 0), \
+                 total_len = greatest(total_len + $3, 0), \
+                 changes_since_recompute = changes_since_recompute + $4 \
+                 WHERE collection_id = $1",
+                None,
+                &counts,
+            );
         }
     });
+}
+
+thread_local! {
+    /// The stored N of each collection as this backend last read it (see
+    /// [`note_stored_n`]): what sizes its batch.
+    static KNOWN_N: RefCell<std::collections::HashMap<i32, i64>> =
+        RefCell::new(std::collections::HashMap::new());
+}
+
+/// Records a collection's stored N (`pg::stats_read` calls it whenever it reads
+/// the collection row).
+pub fn note_stored_n(coll_id: i32, n_docs: i64) {
+    KNOWN_N.with(|k| {
+        k.borrow_mut().insert(coll_id, n_docs);
+    });
+}
+
+/// The stored N this backend last saw of a collection; 0 (a batch of 1, writes
+/// at once) when it has not read it.
+fn known_n(coll_id: i32) -> i64 {
+    KNOWN_N.with(|k| k.borrow().get(&coll_id).copied().unwrap_or(0))
 }
 
 /// Runs `f` with an active snapshot, pushing one when there is none: just before
@@ -234,31 +310,30 @@ fn with_snapshot<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// Folds every committed pending document of a collection into `term_stats` and
-/// takes them off its `pending` count. Returns the number of pending documents
-/// folded.
-fn fold(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 {
-    let folded = fold_terms(c, coll_id);
-    settle_pending(c, coll_id, folded);
-    folded
-}
-
-/// The term half of [`fold`]: deletes the committed pending rows and upserts their
-/// terms (in term order, as every writer of `term_stats` does). It does not touch
-/// the collection row, so the background worker, which runs it in a transaction of
-/// its own, never holds term rows while waiting for that row.
-pub(crate) fn fold_terms(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 {
+/// Folds every committed pending row of a collection: deletes them, upserts their
+/// terms into `term_stats` (in term order, as every writer of `term_stats` does)
+/// and adds their N, total length and change count to `collection_stats` (last,
+/// as every writer does), all in one statement, so the rows and what they carried
+/// move together. Returns the number of pending rows folded.
+pub(crate) fn fold(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 {
     let t = c
         .update(
-            "WITH d AS (DELETE FROM dedup.term_stats_pending WHERE collection_id = $1 RETURNING terms, tfs, sign, dfs), \
+            "WITH d AS (DELETE FROM dedup.term_stats_pending WHERE collection_id = $1 \
+                        RETURNING terms, tfs, sign, dfs, n_docs, total_len, changes), \
                   agg AS (SELECT u.term, sum(coalesce(u.df, d.sign))::int8 AS df, \
                                  sum(CASE WHEN u.df IS NULL THEN d.sign * u.tf ELSE u.tf END)::int8 AS cf \
                           FROM d, unnest(d.terms, d.tfs, d.dfs) AS u(term, tf, df) GROUP BY u.term), \
                   ins AS (INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
                           SELECT $1, term, df, cf FROM agg WHERE df <> 0 OR cf <> 0 ORDER BY term COLLATE \"C\" \
                           ON CONFLICT (collection_id, term) DO UPDATE SET df = s.df + excluded.df, cf = s.cf + excluded.cf \
-                          RETURNING s.ctid, s.df, s.cf) \
-             SELECT (SELECT count(*) FROM d), ARRAY(SELECT ctid::text FROM ins WHERE df <= 0 OR cf <= 0)",
+                          RETURNING s.ctid, s.df, s.cf), \
+                  n AS (SELECT count(*) AS rows, coalesce(sum(n_docs), 0) AS n_docs, \
+                               coalesce(sum(total_len), 0) AS total_len, coalesce(sum(changes), 0) AS changes FROM d), \
+                  coll AS (UPDATE dedup.collection_stats s SET n_docs = greatest(s.n_docs + n.n_docs, 0), \
+                                  total_len = greatest(s.total_len + n.total_len, 0), \
+                                  changes_since_recompute = s.changes_since_recompute + n.changes, pending = 0 \
+                           FROM n WHERE s.collection_id = $1 AND n.rows > 0 AND (SELECT count(*) FROM ins) >= 0) \
+             SELECT (SELECT rows FROM n), ARRAY(SELECT ctid::text FROM ins WHERE df <= 0 OR cf <= 0)",
             None,
             &[coll_id.into()],
         )
@@ -287,43 +362,14 @@ fn delete_empty(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32, ctids: Vec<Strin
     );
 }
 
-/// The collection half of [`fold`]: takes `folded` documents off `pending`. A fold
-/// that found nothing to fold recounts the committed pending rows instead, so a
-/// count left too high (a worker that stopped between its two transactions) cannot
-/// keep asking for folds.
-pub(crate) fn settle_pending(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32, folded: i64) {
-    let done = if folded > 0 {
-        c.update(
-            "UPDATE dedup.collection_stats SET pending = greatest(pending - $2, 0) WHERE collection_id = $1",
-            None,
-            &[coll_id.into(), folded.into()],
-        )
-    } else {
-        c.update(
-            "UPDATE dedup.collection_stats SET pending = least(pending, \
-             (SELECT count(*) FROM dedup.term_stats_pending WHERE collection_id = $1)) WHERE collection_id = $1",
-            None,
-            &[coll_id.into()],
-        )
-    };
-    done.unwrap_or_else(|e| spi_err(e));
-}
-
-/// Folds a collection's pending documents (see `dedup.stats_batch`) into its term
-/// statistics now. Returns how many pending documents were folded.
+/// Writes this transaction's changes of a collection and folds its pending rows
+/// (see `dedup.stats_batch`) into its statistics now. Returns how many pending
+/// rows (committed transactions' changes) were folded.
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn flush_stats(collection: &str) -> i64 {
     let coll = load(collection);
     flush_collection(coll.id);
-    Spi::connect_mut(|c| {
-        c.update(
-            "SELECT 1 FROM dedup.collection_stats WHERE collection_id = $1 FOR UPDATE",
-            None,
-            &[coll.id.into()],
-        )
-        .unwrap_or_else(|e| spi_err(e));
-        fold(c, coll.id)
-    })
+    Spi::connect_mut(|c| fold(c, coll.id))
 }
 
 /// Adds a document to a collection's statistics.

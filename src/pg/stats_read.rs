@@ -17,19 +17,23 @@ thread_local! {
 /// N, total length and the last recompute (microseconds) of a collection, read
 /// once per statement (and again after any write).
 /// This transaction's own unwritten changes are added.
-pub(crate) fn collection_state(id: i32) -> (CollectionStats, Option<i64>) {
+/// Also N as stored (without this transaction's own changes): what a cached
+/// statistic read from the tables is measured against.
+pub(crate) fn collection_state(id: i32) -> (CollectionStats, Option<i64>, i64) {
     let (mut s, at) = match cache::with(&STATES, |m| m.get(&id).copied()) {
         Some(s) => s,
         None => {
             let s = collection_state_uncached(id);
             cache::with(&STATES, |m| m.insert(id, s));
+            crate::pg::stats::note_stored_n(id, s.0.n_docs);
             s
         }
     };
+    let stored_n = s.n_docs;
     let (n, len) = own_n_len(id);
     s.n_docs = (s.n_docs + n).max(0);
     s.total_len = (s.total_len + len).max(0);
-    (s, at)
+    (s, at, stored_n)
 }
 
 /// `dedup.collection_stats`, its primary key, and the attribute numbers of
@@ -173,8 +177,10 @@ fn collection_state_query(id: i32) -> (CollectionStats, Option<i64>) {
     })
 }
 
-/// df/cf of each of `terms` (sorted, unique), aligned; unseen terms get zeros.
-pub fn term_stats(id: i32, terms: &[String]) -> Vec<TermStat> {
+/// df/cf of each of `terms` (sorted, unique) as stored, aligned; unseen terms get
+/// zeros. This transaction's own unwritten changes are not added (see
+/// [`own_term_changes`]).
+pub fn stored_term_stats(id: i32, terms: &[String]) -> Vec<TermStat> {
     let mut out = vec![TermStat::default(); terms.len()];
     if terms.is_empty() {
         return out;
@@ -203,6 +209,15 @@ pub fn term_stats(id: i32, terms: &[String]) -> Vec<TermStat> {
             }
         }
     });
-    with_own_terms(id, terms, &mut out);
     out
+}
+
+/// Adds this transaction's own unwritten changes to statistics of `terms` read
+/// from the tables (see [`stored_term_stats`]).
+pub fn own_term_changes<'t>(
+    id: i32,
+    terms: impl IntoIterator<Item = &'t str>,
+    stats: &mut [TermStat],
+) {
+    with_own_terms(id, terms, stats);
 }

@@ -10,8 +10,7 @@ use crate::features::{Prepared, Side, Unweighed};
 use crate::lru::CostLru;
 use crate::pg::collections::{load, Collection};
 use crate::pg::spi_err;
-use crate::pg::stats::with_own_changes;
-use crate::pg::stats_read::{collection_state, term_stats};
+use crate::pg::stats_read::{collection_state, own_term_changes, stored_term_stats};
 use crate::pg::types::{DocumentDatum, StoredDoc};
 use crate::pg::{raise, OrRaise};
 use crate::pg::{stored, stored_or};
@@ -34,7 +33,9 @@ thread_local! {
     static SKETCHES: RefCell<CostLru<DocKey, Rc<Sketched>>> = RefCell::new(CostLru::new(0));
 }
 
-/// Term statistics a backend read: each entry remembers the N it was read at.
+/// Term statistics a backend read from the tables, without any transaction's own
+/// unwritten changes (a [`Weigher`] adds its transaction's at each lookup): each
+/// entry remembers the stored N it was read at.
 struct CachedTerms {
     last_recompute: Option<i64>,
     terms: TermMap,
@@ -44,8 +45,8 @@ struct CachedTerms {
 /// Whether a backend holds every term of a collection (see [`PRELOAD_MAX_TERMS`]).
 #[derive(Clone, Copy, Default)]
 struct WholeRead {
-    /// The N at which every term row was read into an emptied map: a term absent
-    /// from the map then had df 0.
+    /// The stored N at which every term row was read into an emptied map: a term
+    /// absent from the map then had df 0.
     complete_at: Option<i64>,
     /// The N at which a whole read found more than [`PRELOAD_MAX_TERMS`] terms; not
     /// tried again until N has doubled.
@@ -57,7 +58,8 @@ struct WholeRead {
 /// largest part of `classify_pair`'s time.
 type TermMap = HashMap<crate::document::Term, Cached, foldhash::fast::RandomState>;
 
-/// One cached term: its df/cf and the collection's N when they were read.
+/// One cached term: its stored df/cf and the collection's stored N when they were
+/// read.
 #[derive(Clone, Copy)]
 struct Cached {
     stat: TermStat,
@@ -164,6 +166,31 @@ struct DocEntry {
     b: u64,
 }
 
+/// The term changes a committed transaction wrote straight into `term_stats`
+/// (see `pg::stats::take_written`): the backend's cached entries of those terms
+/// take them in, so its next lookups count its own documents as a re-read would
+/// (a term a whole read found absent had df 0, so it is cached with the change).
+pub fn committed(written: Vec<crate::pg::stats::Written>) {
+    TERMS.with(|t| {
+        let mut t = t.borrow_mut();
+        for w in written {
+            let Some(c) = t.get_mut(&w.coll_id) else {
+                continue;
+            };
+            for ((term, df), cf) in w.terms.iter().zip(w.dfs).zip(w.cfs) {
+                if let Some(e) = c.terms.get_mut(term.as_str()) {
+                    e.stat.df += df;
+                    e.stat.cf += cf;
+                } else if let Some(at) = c.whole.complete_at {
+                    let stat = TermStat { df, cf };
+                    c.terms
+                        .insert(term.as_str().into(), Cached { stat, read_at: at });
+                }
+            }
+        }
+    });
+}
+
 /// Empties the backend term and document caches (on transaction abort: what was
 /// read may have included the aborted transaction's own changes).
 pub fn clear_backend_cache() {
@@ -179,7 +206,13 @@ pub fn clear_backend_cache() {
 pub struct Weigher<'c> {
     pub coll: &'c Collection,
     params: Params,
+    /// N and the total length as this transaction sees them (its own changes in).
     stats: CollectionStats,
+    /// N as stored: cached statistics are current while it stays within the
+    /// tolerance of the N they were read at. A transaction's own changes are added
+    /// at each lookup, exactly, so a bulk load in one transaction (which changes
+    /// nothing stored until it commits) never reads the same statistics twice.
+    stored_n: i64,
     terms: TermMap,
     last_recompute: Option<i64>,
     /// Entries read at an N further than this from the current N are read again.
@@ -208,7 +241,7 @@ impl<'c> Weigher<'c> {
         if let Some(w) = scheme {
             params.weighting = w;
         }
-        let (stats, last_recompute) = collection_state(coll.id);
+        let (stats, last_recompute, stored_n) = collection_state(coll.id);
         let cached = TERMS.with(|t| t.borrow_mut().remove(&coll.id));
         let small = stats.n_docs < cache_policy::SMALL_COLLECTION;
         let (terms, whole) = match cached {
@@ -223,15 +256,30 @@ impl<'c> Weigher<'c> {
             coll,
             params,
             stats,
+            stored_n,
             terms,
             last_recompute,
-            tolerance: cache_policy::tolerance(stats.n_docs, crate::gucs::stats_batch() as i64),
+            tolerance: cache_policy::tolerance(
+                stats.n_docs,
+                cache_policy::batch(crate::gucs::stats_batch(), stored_n),
+            ),
             whole,
         }
     }
 
     fn current(&self, c: &Cached) -> bool {
-        cache_policy::current(self.stats.n_docs, c.read_at, self.tolerance)
+        cache_policy::current(self.stored_n, c.read_at, self.tolerance)
+    }
+
+    /// This transaction's own change of N: added to a cached entry's `read_at` to
+    /// put it on the scale of `stats.n_docs` (what weighed documents record).
+    fn own_n(&self) -> i64 {
+        self.stats.n_docs - self.stored_n
+    }
+
+    /// Adds this transaction's own unwritten changes of `terms` to `stats`.
+    fn add_own(&self, terms: &[crate::document::TermFreq], stats: &mut [TermStat]) {
+        own_term_changes(self.coll.id, terms.iter().map(|t| t.term.as_str()), stats);
     }
 
     /// Fetches the statistics of every term of `docs` not fetched yet (or fetched
@@ -282,8 +330,8 @@ impl<'c> Weigher<'c> {
         missing.sort_unstable();
         missing.dedup();
         let names: Vec<String> = missing.iter().map(|t| t.to_string()).collect();
-        let found = term_stats(self.coll.id, &names);
-        let read_at = self.stats.n_docs;
+        let found = stored_term_stats(self.coll.id, &names);
+        let read_at = self.stored_n;
         for (t, stat) in missing.into_iter().zip(found) {
             self.terms.insert(t, Cached { stat, read_at });
         }
@@ -292,7 +340,7 @@ impl<'c> Weigher<'c> {
     fn whole_current(&self) -> bool {
         self.whole
             .complete_at
-            .is_some_and(|at| cache_policy::current(self.stats.n_docs, at, self.tolerance))
+            .is_some_and(|at| cache_policy::current(self.stored_n, at, self.tolerance))
     }
 
     /// Small collections (N < 100) are read term by term: they are re-read on
@@ -324,7 +372,7 @@ impl<'c> Weigher<'c> {
     /// are more than `limit`; returns whether it did.
     fn read_all(&mut self, limit: Option<i64>) -> bool {
         let mut read = TermMap::default();
-        let read_at = self.stats.n_docs;
+        let read_at = self.stored_n;
         // One row: the terms joined by newlines (a term never holds whitespace), and
         // their df and cf as arrays. Reading 50,000 terms as one row per term cost
         // ~5 us a row in SPI tuple handling; this costs a fraction of that.
@@ -359,8 +407,7 @@ impl<'c> Weigher<'c> {
                 // term instead, as for a collection that is too large.
                 return false;
             }
-            let own = with_own_changes(|d| d.term_changes(self.coll.id));
-            read.reserve(split.len() + own);
+            read.reserve(split.len());
             for ((term, df), cf) in split.into_iter().zip(dfs).zip(cfs) {
                 let stat = TermStat { df, cf };
                 read.insert(term.into(), Cached { stat, read_at });
@@ -368,39 +415,25 @@ impl<'c> Weigher<'c> {
             true
         });
         if complete {
-            // This transaction's own changes, terms it added first included, merged
-            // straight in (a bulk load's are every term it has written).
-            with_own_changes(|d| {
-                d.each_term(self.coll.id, |term, df, cf| {
-                    let e = match read.get_mut(term) {
-                        Some(e) => e,
-                        None => read.entry(term.into()).or_insert(Cached {
-                            stat: TermStat::default(),
-                            read_at,
-                        }),
-                    };
-                    e.stat.df += df;
-                    e.stat.cf += cf;
-                })
-            });
-        }
-        if complete {
             self.terms = read;
             self.whole.complete_at = Some(read_at);
         }
         complete
     }
 
-    /// The cached statistics of `terms` (unseen when not prefetched).
+    /// The cached statistics of `terms` (unseen when not prefetched), with this
+    /// transaction's own changes.
     fn lookup(&self, terms: &[crate::document::TermFreq]) -> Vec<TermStat> {
-        terms
+        let mut out: Vec<TermStat> = terms
             .iter()
             .map(|t| {
                 self.terms
                     .get(t.term.as_str())
                     .map_or_else(TermStat::default, |c| c.stat)
             })
-            .collect()
+            .collect();
+        self.add_own(terms, &mut out);
+        out
     }
 
     /// Body and title weights of `doc`, aligned with its terms. Terms not prefetched
@@ -416,8 +449,11 @@ impl<'c> Weigher<'c> {
 
     /// The statistics of every term of `docs`, each term looked up once in the
     /// cache; those missing or stale are fetched together (see [`Self::fetch`]).
+    /// This transaction's own changes are added. A document's `read_at` is on the
+    /// scale of `stats.n_docs`: its oldest term's stored N plus the own change.
     fn stats_of(&mut self, docs: &[&Document]) -> Vec<DocStats> {
         let now = self.stats.n_docs;
+        let own_n = self.own_n();
         let mut out = Vec::with_capacity(docs.len());
         // (document, title?, term index) of each term not in the cache.
         let mut missing: Vec<(usize, bool, usize)> = Vec::new();
@@ -429,7 +465,7 @@ impl<'c> Weigher<'c> {
                     .enumerate()
                     .map(|(ti, t)| match self.terms.get(t.term.as_str()) {
                         Some(c) if self.current(c) => {
-                            read_at = read_at.min(c.read_at);
+                            read_at = read_at.min(c.read_at + own_n);
                             c.stat
                         }
                         _ => {
@@ -448,6 +484,7 @@ impl<'c> Weigher<'c> {
             });
         }
         if missing.is_empty() {
+            self.add_own_to(docs, &mut out);
             return out;
         }
         let term_at = |&(di, title, ti): &(usize, bool, usize)| {
@@ -461,7 +498,7 @@ impl<'c> Weigher<'c> {
                 continue;
             };
             if let Some(c) = self.terms.get(term.as_str()) {
-                s.read_at = s.read_at.min(c.read_at);
+                s.read_at = s.read_at.min(c.read_at + own_n);
                 let slot = if m.1 {
                     s.title.get_mut(m.2)
                 } else {
@@ -472,7 +509,16 @@ impl<'c> Weigher<'c> {
                 }
             }
         }
+        self.add_own_to(docs, &mut out);
         out
+    }
+
+    /// Adds this transaction's own changes to the stored statistics of `docs`.
+    fn add_own_to(&self, docs: &[&Document], out: &mut [DocStats]) {
+        for (d, s) in docs.iter().zip(out.iter_mut()) {
+            self.add_own(&d.terms, &mut s.body);
+            self.add_own(&d.title_terms, &mut s.title);
+        }
     }
 
     /// Body and title weights of `doc` from its statistics.

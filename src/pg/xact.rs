@@ -5,7 +5,9 @@
 //!
 //! - before a commit (or PREPARE): the signature-key locks go (`pg::keylocks`),
 //!   then the transaction's statistics changes are written (`pg::stats::flush`);
-//! - after a commit: the background folds it asked for start (`pg::worker`);
+//! - after a commit: the backend's cached term statistics take in what the
+//!   commit wrote (`pg::weigher::committed`), and the background folds it asked
+//!   for start (`pg::worker`);
 //! - on abort: the unwritten changes, the model cache and the backend term and
 //!   document caches are emptied (what was read may have included the aborted
 //!   transaction's own changes), and no fold is started;
@@ -41,6 +43,7 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
     } else if event == pg_sys::XactEvent::XACT_EVENT_PREPARE {
         crate::pg::stats::forget_wanted_folds();
     } else if event == pg_sys::XactEvent::XACT_EVENT_COMMIT {
+        crate::pg::weigher::committed(crate::pg::stats::take_written());
         crate::pg::worker::launch_wanted();
     }
 }

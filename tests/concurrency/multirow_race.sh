@@ -33,6 +33,9 @@ SELECT 'stories with exactly one original: ' || count(*) FILTER (WHERE originals
 FROM (SELECT k, count(*) FILTER (WHERE duplicate_of IS NULL) AS originals FROM race2 GROUP BY k) g;
 SELECT 'copies pointing elsewhere: ' || count(*) FROM race2 r
 WHERE duplicate_of IS NOT NULL AND duplicate_of <> (SELECT min(id) FROM race2 o WHERE o.k = r.k AND o.duplicate_of IS NULL);
+-- Past 2,000 documents the changes are written in batches (dedup.stats_batch is
+-- automatic): fold what is pending first.
+SELECT dedup.flush_stats('race2') \g /dev/null
 WITH agg AS (SELECT dedup.term_stats_agg(dedup_doc) AS j FROM race2)
 SELECT 'statistics equal a recompute: ' ||
   ((SELECT s.n_docs FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'race2')
