@@ -10,10 +10,13 @@ folds (``dedup.train`` takes at most 3,000) and scores the fifth. A pair's score
 (paraphrase is symmetric). The same pairs are scored by pg_trgm ``similarity()``
 and by the built-in model ``default`` (trained on news, not on these corpora).
 
-Labels: MSRP 1 = paraphrase. ParaPhraser 1 (strict) and 0 (loose) = paraphrase,
--1 = not; ``--strict`` counts only 1.
+Labels: MSRP 1 = paraphrase. ParaPhraser: 1 strict, 0 loose, -1 not a paraphrase.
+By default strict and loose are the paraphrases (the corpus's binary task, what
+`class >= 0` means there); ``--strict`` counts only strict ones (loose count as
+not); ``--drop-loose`` scores strict against not and leaves the loose pairs out,
+the easiest reading (pg_trgm 0.918 against 0.862 by default).
 
-    python3 bench/short_texts.py DATA_DIR [--host H --port P --db DB] [--strict]
+    python3 bench/short_texts.py DATA_DIR [--host H --port P --db DB] [--strict | --drop-loose]
 """
 
 from __future__ import annotations
@@ -32,12 +35,16 @@ FOLDS = 5
 TRAIN_PAIRS = 2500
 
 
-def paraphraser(data: str, strict: bool) -> list[tuple[str, str, bool]]:
+def paraphraser(data: str, labels: str) -> list[tuple[str, str, bool]]:
+    """labels: "binary" (1 and 0 against -1), "strict" (1 against 0 and -1) or
+    "drop-loose" (1 against -1, class 0 left out)."""
     out = []
     with open(os.path.join(data, "paraphraser_ru", "derived_paraphrases_train.tsv"), encoding="utf-8") as f:
         for r in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
             c = int(r["class"])
-            out.append((r["text_1"], r["text_2"], c == 1 if strict else c >= 0))
+            if labels == "drop-loose" and c == 0:
+                continue
+            out.append((r["text_1"], r["text_2"], c >= 0 if labels == "binary" else c == 1))
     return out
 
 
@@ -92,11 +99,14 @@ def main() -> None:
     ap.add_argument("--host", default="/tmp/pg_dedup_bench")
     ap.add_argument("--port", type=int, default=54331)
     ap.add_argument("--db", default="dedup_short")
-    ap.add_argument("--strict", action="store_true", help="ParaPhraser: only class 1 is a paraphrase")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--strict", action="store_true", help="ParaPhraser: only class 1 is a paraphrase")
+    g.add_argument("--drop-loose", action="store_true", help="ParaPhraser: class 1 against -1, class 0 left out")
     a = ap.parse_args()
+    labels = "strict" if a.strict else "drop-loose" if a.drop_loose else "binary"
     db = DB(a.host, a.port, a.db)
-    log("ParaPhraser")
-    run(db, "paraphraser", "russian", paraphraser(a.data, a.strict))
+    log(f"ParaPhraser ({labels})")
+    run(db, "paraphraser", "russian", paraphraser(a.data, labels))
     log("MSRP")
     run(db, "msrp", "english", msrp(a.data))
 

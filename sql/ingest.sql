@@ -748,7 +748,8 @@ END $$;
 
 CREATE VIEW dedup.status AS
 SELECT c.name AS collection,
-       s.n_docs AS documents,
+       s.n_docs + (SELECT coalesce(sum(p.n_docs), 0) FROM dedup.term_stats_pending p
+                   WHERE p.collection_id = c.id)::bigint AS documents,
        dedup._duplicates(c.id) AS duplicates,
        (SELECT count(*) FROM dedup.rejected r JOIN dedup.enabled_tables e ON e.tbl = r.tbl
         WHERE e.collection_id = c.id) AS rejected,

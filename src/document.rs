@@ -18,7 +18,9 @@
 //! can take, and a front-coded term can never grow past [`MAX_TERM_BYTES`]. The
 //! decoded document's [`Document::heap_bytes`] is at most
 //! [`MAX_DECODE_EXPANSION`] times the input length (see there), and a skim holds at
-//! most 8 bytes of hashes per input byte. Every rejection is
+//! most 16 bytes of keys per input byte (a term entry of at least 3 bytes gives at
+//! most three keys and a flag, a sentence's term index of at least one byte at most
+//! two bigram keys). Every rejection is
 //! [`DedupError::InvalidBinary`] (22P03).
 
 /// The longest term a document may hold, in bytes of UTF-8 (64 Cyrillic or 128
@@ -432,35 +434,42 @@ impl<'a> Reader<'a> {
             tf => Ok(tf),
         }
     }
-    /// A term list as the xxh3-64 hashes of its terms, in order, and (when asked)
-    /// whether each tf is > 0.
-    /// Term hashes; for the body, also whether each has tf > 0 and its
-    /// [`prefix_key`] (unsorted).
-    fn term_hashes(
-        &mut self,
-        mut body: Option<(&mut Vec<bool>, &mut Vec<u64>)>,
-    ) -> Result<Vec<u64>> {
+    /// A term list as the xxh3-64 hashes of its terms, in order; for the body
+    /// (`body`), also whether each tf is > 0, its [`prefix_key`] (unsorted) and
+    /// the key of each cardinal numeral among them ([`crate::numerals::key`], in
+    /// term order).
+    fn term_hashes(&mut self, mut body: Option<&mut BodyKeys>) -> Result<Vec<u64>> {
         let n = self.count(MIN_TERM_ENTRY)?;
         let mut out = Vec::with_capacity(n);
         let mut prev: Vec<u8> = Vec::new();
         for _ in 0..n {
             let tf = self.next_term(&mut prev)?;
-            out.push(xxhash_rust::xxh3::xxh3_64(&prev));
-            if let Some((positive, prefixes)) = body.as_mut() {
-                positive.push(tf > 0);
-                prefixes.push(prefix_key(&prev));
+            let h = xxhash_rust::xxh3::xxh3_64(&prev);
+            out.push(h);
+            if let Some(b) = body.as_mut() {
+                b.positive.push(tf > 0);
+                b.prefixes.push(prefix_key(&prev));
+                b.number_words.extend(crate::numerals::key_of_hash(h));
             }
         }
         Ok(out)
     }
-    /// Segments as (hash, whether one of its terms has tf > 0).
-    fn segment_hashes(&mut self, positive: &[bool]) -> Result<Vec<(u64, bool)>> {
+    /// Segments as (hash, whether one of its terms has tf > 0). For sentences
+    /// (`bigrams`: the body's term hashes and where to put the keys), also the
+    /// [`bigram_key`] of every two successive terms of a sentence, and of the
+    /// first sentence's apart (both unsorted).
+    fn segment_hashes(
+        &mut self,
+        positive: &[bool],
+        mut bigrams: Option<(&[u64], &mut Vec<u64>, &mut Vec<u64>)>,
+    ) -> Result<Vec<(u64, bool)>> {
         let n = self.count(MIN_SEGMENT)?;
         let mut out = Vec::with_capacity(n);
-        for _ in 0..n {
+        for s in 0..n {
             let hash = u64::from_le_bytes(self.fixed::<8>()?);
             let k = self.count(MIN_INDEX)?;
             let mut weighs = false;
+            let mut last: Option<u64> = None;
             for _ in 0..k {
                 let i = self.u32v()? as usize;
                 match positive.get(i) {
@@ -470,6 +479,16 @@ impl<'a> Reader<'a> {
                             "document segment term index out of range",
                         ))
                     }
+                }
+                if let Some((hashes, all, lead)) = bigrams.as_mut() {
+                    let h = hashes.get(i).copied().unwrap_or(0);
+                    if let Some(p) = last {
+                        all.push(bigram_key(p, h));
+                        if s == 0 {
+                            lead.push(bigram_key(p, h));
+                        }
+                    }
+                    last = Some(h);
                 }
             }
             out.push((hash, weighs));
@@ -547,6 +566,54 @@ pub struct Skim {
     pub paragraphs: Vec<(u64, bool)>,
     /// [`prefix_key`] of each body term, sorted, unique.
     pub prefixes: Vec<u64>,
+    /// [`crate::numerals::key`] of each body term that is a cardinal numeral, in
+    /// term order.
+    pub number_words: Vec<u64>,
+    /// [`bigram_key`]s of the sentences' successive terms, sorted, unique.
+    pub bigrams: Vec<u64>,
+    /// The same of the first sentence only.
+    pub lead_bigrams: Vec<u64>,
+}
+
+/// What [`Reader::term_hashes`] collects of the body terms besides their hashes.
+#[derive(Default)]
+struct BodyKeys {
+    positive: Vec<bool>,
+    prefixes: Vec<u64>,
+    number_words: Vec<u64>,
+}
+
+/// Two successive stems of a sentence (by their xxh3-64 hashes) as one key: the
+/// word order the bags of stems do not see. Order matters: `(a, b)` and `(b, a)`
+/// have different keys.
+pub fn bigram_key(first: u64, second: u64) -> u64 {
+    (first.rotate_left(29) ^ second.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .wrapping_mul(0xBF58_476D_1CE4_E5B9)
+}
+
+/// The [`bigram_key`]s of every sentence's successive terms (`terms`: the body
+/// terms' hashes; a stray index counts as hash 0) and of the first sentence's,
+/// each sorted, unique.
+pub fn sentence_bigrams(terms: &[u64], sentences: &[Segment]) -> (Vec<u64>, Vec<u64>) {
+    let mut all = Vec::new();
+    let mut lead = Vec::new();
+    for (s, seg) in sentences.iter().enumerate() {
+        for w in seg.terms.windows(2) {
+            let h = |i: u32| terms.get(i as usize).copied().unwrap_or(0);
+            let k = bigram_key(h(w[0]), h(w[1]));
+            all.push(k);
+            if s == 0 {
+                lead.push(k);
+            }
+        }
+    }
+    (sorted_unique(all), sorted_unique(lead))
+}
+
+fn sorted_unique(mut v: Vec<u64>) -> Vec<u64> {
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// A number's significant digits, hashed: its digits without sign, decimal point,
@@ -610,12 +677,20 @@ impl Skim {
                 })
                 .collect()
         };
+        let terms = h(&d.terms);
+        let (bigrams, lead_bigrams) = sentence_bigrams(&terms, &d.sentences);
         Skim {
             images: d.images,
             links: d.links,
             published_at: d.published_at,
             source: d.source.clone(),
-            terms: h(&d.terms),
+            number_words: terms
+                .iter()
+                .filter_map(|&h| crate::numerals::key_of_hash(h))
+                .collect(),
+            bigrams,
+            lead_bigrams,
+            terms,
             title_terms: h(&d.title_terms),
             numbers: d
                 .numbers
@@ -637,11 +712,14 @@ impl Document {
     pub fn skim(buf: &[u8]) -> Result<Skim> {
         let mut r = Reader { buf, pos: 0 };
         let head = r.head()?;
-        let mut positive = Vec::new();
-        let mut prefixes = Vec::new();
-        let terms = r.term_hashes(Some((&mut positive, &mut prefixes)))?;
-        prefixes.sort_unstable();
-        prefixes.dedup();
+        let mut body = BodyKeys::default();
+        let terms = r.term_hashes(Some(&mut body))?;
+        let BodyKeys {
+            positive,
+            prefixes,
+            number_words,
+        } = body;
+        let prefixes = sorted_unique(prefixes);
         let title_terms = r.term_hashes(None)?;
         let n = r.count(MIN_NUMBER)?;
         let mut numbers = Vec::with_capacity(n);
@@ -651,12 +729,17 @@ impl Document {
             numbers.push(xxhash_rust::xxh3::xxh3_64(number.as_bytes()));
             digits.push(digits_key(number));
         }
-        let sentences = r.segment_hashes(&positive)?;
-        let paragraphs = r.segment_hashes(&positive)?;
+        let (mut bigrams, mut lead_bigrams) = (Vec::new(), Vec::new());
+        let sentences =
+            r.segment_hashes(&positive, Some((&terms, &mut bigrams, &mut lead_bigrams)))?;
+        let paragraphs = r.segment_hashes(&positive, None)?;
         if r.pos != buf.len() {
             return Err(DedupError::invalid_binary("document has trailing bytes"));
         }
         Ok(Skim {
+            number_words,
+            bigrams: sorted_unique(bigrams),
+            lead_bigrams: sorted_unique(lead_bigrams),
             images: head.images,
             links: head.links,
             published_at: head.published_at,

@@ -24,6 +24,7 @@ pub mod interrupt;
 pub mod limits;
 pub mod lru;
 pub mod metrics;
+pub mod numerals;
 pub mod rowkey;
 pub mod signature;
 pub mod svm;

@@ -380,8 +380,13 @@ fn staleness(collection: &str) -> f64 {
     Spi::connect(|c| {
         let t = c
             .select(
-                "SELECT changes_since_recompute::float8 / greatest(n_docs, changes_since_recompute, 1) \
-                 FROM dedup.collection_stats WHERE collection_id = $1",
+                // Committed changes still pending count (see `dedup.stats_batch`).
+                "SELECT (s.changes_since_recompute + p.changes)::float8 \
+                        / greatest(s.n_docs + p.n_docs, s.changes_since_recompute + p.changes, 1) \
+                 FROM dedup.collection_stats s, \
+                      LATERAL (SELECT coalesce(sum(changes), 0) AS changes, coalesce(sum(n_docs), 0) AS n_docs \
+                               FROM dedup.term_stats_pending WHERE collection_id = $1) p \
+                 WHERE s.collection_id = $1",
                 Some(1),
                 &[coll.id.into()],
             )
