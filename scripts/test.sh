@@ -13,7 +13,11 @@
 #   7. upgrade: ALTER EXTENSION UPDATE from 0.1.0 gives a fresh install's catalog and verdicts
 #   8. crashes: kill -9 of a backend mid bulk insert, immediate shutdown mid recompute,
 #      kill -9 of the background fold worker
-# Usage: scripts/test.sh [lint|unit|regress|all]   (default all; regress is tiers 2 to 8)
+#   9. citus: builds Citus 13.2 from ../shared/citus into the PostgreSQL PG_CONFIG names,
+#      starts a coordinator and two workers (ports PG_DEDUP_CITUS_PORT .. +2, default
+#      the test port + 10), checks a distributed table against one node and a worker
+#      down (tests/citus); skipped with a line saying so when ../shared/citus is absent
+# Usage: scripts/test.sh [lint|unit|regress|citus|all]   (default all; regress is tiers 2 to 8)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -100,5 +104,12 @@ if [[ $what == all || $what == regress ]]; then
   (cd "$WORK" && bash "$ROOT/tests/upgrade/upgrade.sh" "${conn[@]}")
   echo "== crashes (tests/crash: kill -9 during a bulk insert, immediate shutdown during a recompute, kill -9 of the fold worker)"
   (cd "$WORK" && bash "$ROOT/tests/crash/crash.sh" "$WORK/regress" "$PORT")
+fi
+if [[ $what == all || $what == citus ]]; then
+  echo "== citus (tests/citus: a coordinator and two workers on this machine)"
+  if [[ $what == citus ]]; then
+    cargo pgrx install --pg-config "$PG_CONFIG" >/dev/null
+  fi
+  bash tests/citus/citus.sh "$WORK" "${PG_DEDUP_CITUS_PORT:-$((PORT + 10))}"
 fi
 echo "== all requested test tiers passed"

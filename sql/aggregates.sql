@@ -27,21 +27,26 @@ CREATE AGGREGATE dedup.term_stats_agg(dedup.document) (
 COMMENT ON AGGREGATE dedup.term_stats_agg(dedup.document) IS
     'N, total length, and df/cf per term over a set of documents, as jsonb {"n_docs","total_len","terms":{term:[df,cf]}}';
 
+-- Every column of the table's primary key, in key order, with its type (one row,
+-- none without a key): dedup.enable stores a key of several columns in
+-- duplicate_of as a composite value of them (one definition: the Rust code and
+-- dedup.enable both ask this).
+CREATE FUNCTION dedup._key_columns(tbl regclass, OUT names name[], OUT types text[])
+STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE sql AS $$
+    SELECT pg_catalog.array_agg(a.attname ORDER BY k.i),
+           pg_catalog.array_agg(pg_catalog.format_type(a.atttypid, a.atttypmod) ORDER BY k.i)
+    FROM pg_catalog.pg_index x
+    CROSS JOIN LATERAL pg_catalog.unnest(x.indkey::pg_catalog.int2[]) WITH ORDINALITY AS k(att, i)
+    JOIN pg_catalog.pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.att
+    WHERE x.indrelid = tbl AND x.indisprimary
+    HAVING pg_catalog.count(*) > 0
+$$;
+COMMENT ON FUNCTION dedup._key_columns(regclass) IS
+    'Every primary key column of tbl in key order, and their types (no row without a key)';
+
 -- Ownership, as ALTER TABLE checks it: enable, disable and recompute(tbl, ...)
 -- change a table (its columns, triggers, stored values), and joining a collection
 -- makes its other tables' writers run work on behalf of the new one.
--- The table's single-column primary key: its name and type (one definition: the
--- trigger's Rust code and dedup.enable both ask this).
-CREATE FUNCTION dedup._primary_key(tbl regclass, OUT name name, OUT type text)
-STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE sql AS $$
-    SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod)
-    FROM pg_catalog.pg_index i
-    JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-    WHERE i.indrelid = tbl AND i.indisprimary AND i.indnatts = 1
-$$;
-COMMENT ON FUNCTION dedup._primary_key(regclass) IS
-    'The single-column primary key of tbl: its name and type (no row without one)';
-
 CREATE FUNCTION dedup._require_owner(tbl regclass) RETURNS void
 STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 BEGIN

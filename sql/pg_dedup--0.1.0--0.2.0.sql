@@ -23,18 +23,27 @@ FROM dedup.collections c JOIN dedup.collection_stats s ON s.collection_id = c.id
 COMMENT ON TABLE dedup.term_stats_pending IS
     'Committed statistics changes waiting to be folded into term_stats and collection_stats (dedup.stats_batch); dedup.flush_stats folds them now';
 
+-- A key of several columns (a partitioned table's) and the time window.
+ALTER TABLE dedup.enabled_tables ADD COLUMN key_type regtype,
+    ADD COLUMN time_window interval CHECK (time_window > interval '0');
+
 -- Ownership checks.
--- The table's single-column primary key: its name and type (one definition: the
--- trigger's Rust code and dedup.enable both ask this).
-CREATE FUNCTION dedup._primary_key(tbl regclass, OUT name name, OUT type text)
+-- Every column of the table's primary key, in key order, with its type (one row,
+-- none without a key): dedup.enable stores a key of several columns in
+-- duplicate_of as a composite value of them (one definition: the Rust code and
+-- dedup.enable both ask this).
+CREATE FUNCTION dedup._key_columns(tbl regclass, OUT names name[], OUT types text[])
 STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE sql AS $$
-    SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod)
-    FROM pg_catalog.pg_index i
-    JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-    WHERE i.indrelid = tbl AND i.indisprimary AND i.indnatts = 1
+    SELECT pg_catalog.array_agg(a.attname ORDER BY k.i),
+           pg_catalog.array_agg(pg_catalog.format_type(a.atttypid, a.atttypmod) ORDER BY k.i)
+    FROM pg_catalog.pg_index x
+    CROSS JOIN LATERAL pg_catalog.unnest(x.indkey::pg_catalog.int2[]) WITH ORDINALITY AS k(att, i)
+    JOIN pg_catalog.pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.att
+    WHERE x.indrelid = tbl AND x.indisprimary
+    HAVING pg_catalog.count(*) > 0
 $$;
-COMMENT ON FUNCTION dedup._primary_key(regclass) IS
-    'The single-column primary key of tbl: its name and type (no row without one)';
+COMMENT ON FUNCTION dedup._key_columns(regclass) IS
+    'Every primary key column of tbl in key order, and their types (no row without a key)';
 
 CREATE FUNCTION dedup._require_owner(tbl regclass) RETURNS void
 STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
@@ -101,6 +110,20 @@ STABLE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_originals_wrapper';
 
+CREATE  FUNCTION "_count_partition"(
+	"tbl" oid, /* pg_sys :: Oid */
+	"part" oid, /* pg_sys :: Oid */
+	"sign" INT /* i32 */
+) RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_count_partition_wrapper';
+
+CREATE  FUNCTION "_leaves_searched"() RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_leaves_searched_wrapper';
+
 -- Table lookups run only in the leader: in a parallel worker they failed with
 -- "cannot assign XIDs during a parallel operation".
 ALTER FUNCTION dedup._candidates(oid, dedup.signature, integer) PARALLEL RESTRICTED;
@@ -148,14 +171,224 @@ LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM dedup._recompute(c.name, NULL, NULL)
     FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id
-    WHERE e.tbl = TG_RELID;
+    WHERE e.tbl = TG_RELID OR e.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(TG_RELID) a);
     RETURN NULL;
 END $$;
 COMMENT ON FUNCTION dedup._truncate_trigger() IS
     'TRUNCATE trigger dedup.enable installs: rebuilds the collection statistics without the truncated rows';
 
--- enable and disable: ownership, the collection's limits, the new triggers.
-CREATE OR REPLACE FUNCTION dedup.enable(
+-- The statement triggers of the partitions of an enabled partitioned table.
+-- PostgreSQL clones a partitioned table's row triggers onto its partitions (also
+-- those created or attached later), not its statement triggers, and a statement
+-- that names a partition fires only the partition's own: each partition below the
+-- enabled table gets dedup_statement_start, dedup_statement_end and
+-- dedup_truncate_trigger, with the enabled table's OID as argument (which tells a
+-- partition that was detached). Returns the partitions that got them now.
+CREATE FUNCTION dedup._partition_triggers(tbl regclass) RETURNS SETOF regclass
+VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+DECLARE
+    part regclass;
+BEGIN
+    FOR part IN
+        SELECT t.relid FROM pg_catalog.pg_partition_tree(tbl) t
+        WHERE t.relid <> tbl AND NOT EXISTS (
+            SELECT 1 FROM pg_catalog.pg_trigger g WHERE g.tgrelid = t.relid AND g.tgname = 'dedup_statement_start')
+        ORDER BY t.level, t.relid::oid
+    LOOP
+        EXECUTE format('CREATE TRIGGER dedup_statement_start BEFORE INSERT OR UPDATE ON %s '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_start(%L)', part, tbl::oid);
+        EXECUTE format('CREATE TRIGGER dedup_statement_end AFTER INSERT OR UPDATE ON %s '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_end(%L)', part, tbl::oid);
+        EXECUTE format('CREATE TRIGGER dedup_truncate_trigger AFTER TRUNCATE ON %s '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION dedup._truncate_trigger(%L)', part, tbl::oid);
+        RETURN NEXT part;
+    END LOOP;
+END $$;
+COMMENT ON FUNCTION dedup._partition_triggers(regclass) IS
+    'Gives each partition of an enabled partitioned table the statement triggers PostgreSQL does not clone; returns the partitions that got them';
+
+-- DDL that adds or removes partitions (CREATE TABLE ... PARTITION OF, ALTER TABLE
+-- ... ATTACH / DETACH PARTITION) keeps an enabled partitioned table whole:
+-- - a new partition gets the statement triggers (dedup._partition_triggers); the
+--   documents of rows it brings along are counted, and rows without one are
+--   checked by the row trigger, one at a time, as if inserted (an UPDATE of
+--   dedup_doc, which the trigger replaces by the text's own);
+-- - a partition that left takes its documents out of the statistics, and its
+--   statement triggers go (PostgreSQL drops the cloned row triggers itself).
+-- SECURITY DEFINER: the owner of a table may change its partitions without rights
+-- on the dedup schema's tables.
+CREATE FUNCTION dedup._partitions_changed() RETURNS event_trigger
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql AS $$
+DECLARE
+    e dedup.enabled_tables;
+    part regclass;
+    root oid;
+BEGIN
+    -- Temporary tables (a recompute's) are never partitions of an enabled table;
+    -- the DDL a Citus coordinator runs on a worker (shards) never concerns one.
+    IF to_regclass('dedup.enabled_tables') IS NULL
+       OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' OR NOT EXISTS (
+        SELECT 1 FROM pg_catalog.pg_event_trigger_ddl_commands() c WHERE c.schema_name IS DISTINCT FROM 'pg_temp') THEN
+        RETURN;
+    END IF;
+    FOR part, root IN
+        SELECT g.tgrelid, split_part(encode(g.tgargs, 'escape'), '\000', 1)::oid
+        FROM pg_catalog.pg_trigger g
+        WHERE g.tgname = 'dedup_statement_start' AND g.tgnargs = 1
+          AND g.tgfoid = 'dedup._statement_start()'::regprocedure
+          AND NOT EXISTS (SELECT 1 FROM dedup.enabled_tables x
+                          WHERE x.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(g.tgrelid) a))
+    LOOP
+        EXECUTE format('DROP TRIGGER dedup_statement_start ON %s', part);
+        EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', part);
+        EXECUTE format('DROP TRIGGER IF EXISTS dedup_truncate_trigger ON %s', part);
+        -- Each table below it has the triggers too: the documents of each are
+        -- taken out once, when its turn comes.
+        IF EXISTS (SELECT 1 FROM dedup.enabled_tables x WHERE x.tbl::oid = root)
+           AND (SELECT r.relkind FROM pg_catalog.pg_class r WHERE r.oid = part) = 'r' THEN
+            PERFORM dedup._count_partition(root, part, -1);
+        END IF;
+    END LOOP;
+    FOR e IN SELECT * FROM dedup.enabled_tables x
+             WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = x.tbl AND r.relkind = 'p') LOOP
+        FOR part IN SELECT * FROM dedup._partition_triggers(e.tbl) LOOP
+            CONTINUE WHEN (SELECT relkind FROM pg_catalog.pg_class WHERE oid = part) <> 'r';
+            PERFORM dedup._count_partition(e.tbl, part, 1);
+            EXECUTE format('UPDATE %s SET dedup_doc = NULL WHERE dedup_doc IS NULL AND dedup_verdict IS NULL '
+                           'AND %I IS NOT NULL', part, e.body_column);
+        END LOOP;
+    END LOOP;
+END $$;
+
+-- DROP TABLE of a partition of an enabled table: its documents leave the
+-- statistics first (src/pg/attach.rs; after the drop nothing can read them).
+CREATE FUNCTION dedup._partition_dropping() RETURNS event_trigger
+    LANGUAGE c AS 'MODULE_PATHNAME', 'dedup_partition_dropping';
+COMMENT ON FUNCTION dedup._partition_dropping() IS
+    'Event trigger: before a partition of an enabled table is dropped, its documents leave the collection statistics';
+CREATE EVENT TRIGGER dedup_partition_dropping ON ddl_command_start
+    WHEN TAG IN ('DROP TABLE') EXECUTE FUNCTION dedup._partition_dropping();
+CREATE EVENT TRIGGER dedup_partitions_changed ON ddl_command_end
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION dedup._partitions_changed();
+
+-- A table's name, schema-qualified whatever the search_path: how statements on the
+-- extension's tables name a table on Citus, where each node has its own OID for it.
+-- Declared IMMUTABLE, which it is only while the table keeps its name, because
+-- Citus runs no other function on a column in an UPDATE or DELETE; it is used
+-- only there, never in an index or a stored value.
+CREATE FUNCTION dedup._qualified(tbl regclass) RETURNS text
+IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE sql AS $$ SELECT tbl::text $$;
+COMMENT ON FUNCTION dedup._qualified(regclass) IS
+    'The schema-qualified name of tbl, whatever the search_path';
+
+-- Citus (docs/scale-out.md): whether tbl is a distributed table of a Citus
+-- cluster (false without Citus).
+CREATE FUNCTION dedup._citus_distributed(tbl regclass) RETURNS boolean
+STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+DECLARE
+    d boolean;
+BEGIN
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
+        RETURN false;
+    END IF;
+    EXECUTE 'SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid = $1)' INTO d USING tbl;
+    RETURN d;
+END $$;
+COMMENT ON FUNCTION dedup._citus_distributed(regclass) IS
+    'Whether tbl is a Citus distributed or reference table (false without Citus)';
+
+-- The extension's tables as Citus reference tables, a copy on every node: the
+-- trigger on every shard on every worker reads the same configuration, models and
+-- statistics, and its changes reach all of them in one transaction. Done once, by
+-- the first dedup.enable of a distributed table.
+CREATE FUNCTION dedup._citus_catalog() RETURNS void
+VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp SET citus.enable_unsafe_triggers = on
+LANGUAGE plpgsql AS $$
+DECLARE
+    t regclass;
+    r record;
+BEGIN
+    -- The copies on the workers name the enabled tables, which must exist there.
+    SELECT e.tbl INTO t FROM dedup.enabled_tables e WHERE NOT dedup._citus_distributed(e.tbl) LIMIT 1;
+    IF t IS NOT NULL THEN
+        RAISE EXCEPTION 'table % is enabled for deduplication and is not distributed', t
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'on Citus every enabled table is a distributed table: distribute it with dedup.distribute, or disable it';
+    END IF;
+    -- Citus copies a table's rows to the new copies as they are stored, and a
+    -- regclass is stored as an OID, which means another table (or none) on another
+    -- node: the rows that name tables are put back after, one by one, by name.
+    FOREACH t IN ARRAY ARRAY['dedup.collections', 'dedup.collection_stats', 'dedup.term_stats',
+                             'dedup.term_stats_pending', 'dedup.collection_tables', 'dedup.enabled_tables',
+                             'dedup.models', 'dedup.sources', 'dedup.rejected']::regclass[] LOOP
+        CONTINUE WHEN dedup._citus_distributed(t);
+        IF t = 'dedup.enabled_tables'::regclass THEN
+            CREATE TEMP TABLE _dedup_named ON COMMIT DROP AS SELECT * FROM dedup.enabled_tables;
+            DELETE FROM dedup.enabled_tables;
+            PERFORM create_reference_table(t);
+            FOR r IN SELECT * FROM _dedup_named LOOP
+                INSERT INTO dedup.enabled_tables (tbl, collection_id, created_collection, body_column, title_column,
+                    published_at_column, source_column, model, action, model_column, key_column, enabled_at,
+                    key_type, time_window)
+                VALUES (r.tbl, r.collection_id, r.created_collection, r.body_column, r.title_column,
+                    r.published_at_column, r.source_column, r.model, r.action, r.model_column, r.key_column,
+                    r.enabled_at, r.key_type, r.time_window);
+            END LOOP;
+            DROP TABLE _dedup_named;
+        ELSIF t = 'dedup.collection_tables'::regclass THEN
+            CREATE TEMP TABLE _dedup_named ON COMMIT DROP AS SELECT * FROM dedup.collection_tables;
+            DELETE FROM dedup.collection_tables;
+            PERFORM create_reference_table(t);
+            FOR r IN SELECT * FROM _dedup_named LOOP
+                INSERT INTO dedup.collection_tables (collection_id, tbl, doc_column, sig_column)
+                VALUES (r.collection_id, r.tbl, r.doc_column, r.sig_column);
+            END LOOP;
+            DROP TABLE _dedup_named;
+        ELSIF t = 'dedup.rejected'::regclass THEN
+            CREATE TEMP TABLE _dedup_named ON COMMIT DROP AS SELECT * FROM dedup.rejected;
+            DELETE FROM dedup.rejected;
+            PERFORM create_reference_table(t);
+            FOR r IN SELECT * FROM _dedup_named LOOP
+                INSERT INTO dedup.rejected (id, tbl, row_data, original_key, verdict, score, rejected_at)
+                VALUES (r.id, r.tbl, r.row_data, r.original_key, r.verdict, r.score, r.rejected_at);
+            END LOOP;
+            DROP TABLE _dedup_named;
+        ELSE
+            EXECUTE 'SELECT create_reference_table($1)' USING t;
+        END IF;
+    END LOOP;
+END $$;
+COMMENT ON FUNCTION dedup._citus_catalog() IS
+    'Makes the extension''s tables Citus reference tables (once), for a distributed table dedup.enable enables';
+
+-- An enabled table becomes a Citus distributed table, rows, documents,
+-- signatures, marks and statistics as they are: the extension's tables become
+-- reference tables, and Citus copies the triggers to every shard.
+CREATE FUNCTION dedup.distribute(tbl regclass, distribution_column name) RETURNS void
+VOLATILE STRICT PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM dedup._require_owner(tbl);
+    IF NOT EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.tbl = distribute.tbl) THEN
+        RAISE EXCEPTION 'table % is not enabled for deduplication', tbl USING ERRCODE = 'object_not_in_prerequisite_state',
+            HINT = 'a table that is not enabled is distributed with create_distributed_table';
+    END IF;
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
+        RAISE EXCEPTION 'the citus extension is not installed in this database' USING ERRCODE = 'undefined_object';
+    END IF;
+    -- Citus would copy the TRUNCATE trigger to the shards, and then not drop it
+    -- with the table's (it does not propagate a TRUNCATE trigger created later).
+    EXECUTE format('DROP TRIGGER dedup_truncate_trigger ON %s', tbl);
+    EXECUTE 'SELECT create_distributed_table($1, $2)' USING tbl, distribution_column::text;
+    EXECUTE format('CREATE TRIGGER dedup_truncate_trigger AFTER TRUNCATE ON %s '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION dedup._truncate_trigger()', tbl);
+    PERFORM dedup._citus_catalog();
+END $$;
+COMMENT ON FUNCTION dedup.distribute(regclass, name) IS
+    'Makes an enabled table a Citus distributed table (hash-distributed by distribution_column), keeping what pg_dedup stored';
+
+DROP FUNCTION dedup.enable(regclass, name, name, name, name, text, text, text, name);
+CREATE FUNCTION dedup.enable(
     tbl regclass,
     body name,
     title name DEFAULT NULL,
@@ -164,12 +397,17 @@ CREATE OR REPLACE FUNCTION dedup.enable(
     collection text DEFAULT NULL,
     model text DEFAULT NULL,
     action text DEFAULT 'mark',
-    model_column name DEFAULT NULL
+    model_column name DEFAULT NULL,
+    time_window interval DEFAULT NULL
 ) RETURNS bigint
-VOLATILE PARALLEL UNSAFE LANGUAGE plpgsql AS $$
+-- Citus refuses triggers on a distributed table without it (docs/scale-out.md).
+VOLATILE PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on LANGUAGE plpgsql AS $$
 DECLARE
-    key_col name;
+    key_cols name[];
+    key_types text[];
     key_type text;
+    composite text;
+    key_match text;
     -- The default collection is the table's own: its name, schema-qualified
     -- outside schema public, so tables of one name in two schemas never share one.
     coll text := coalesce(collection, (SELECT CASE WHEN n.nspname = 'public' THEN c.relname
@@ -177,10 +415,15 @@ DECLARE
                                        FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
                                        WHERE c.oid = tbl));
     created boolean := false;
+    partitioned boolean;
+    distributed boolean;
+    other_rows boolean;
+    other regclass;
     coll_id int;
     col name;
     text_cols text;
     idx text;
+    leaf_idx regclass;
     n bigint;
     lim_bytes bigint;
     lim_words int;
@@ -196,9 +439,27 @@ BEGIN
         RAISE EXCEPTION 'table % is already enabled for deduplication', tbl
             USING ERRCODE = 'duplicate_object', HINT = 'call dedup.disable first to change its settings';
     END IF;
-    SELECT k.name, k.type INTO key_col, key_type FROM dedup._primary_key(tbl) k;
-    IF key_col IS NULL THEN
-        RAISE EXCEPTION 'table % has no single-column primary key', tbl
+    -- One enabled table per partition tree, its root: its partitions are
+    -- deduplicated with it.
+    SELECT e.tbl INTO other FROM dedup.enabled_tables e
+    WHERE e.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(enable.tbl) a);
+    IF other IS NOT NULL THEN
+        RAISE EXCEPTION 'table % is a partition of %, which is enabled for deduplication', tbl, other
+            USING ERRCODE = 'duplicate_object', HINT = 'its rows are deduplicated with the rest of the partitioned table';
+    END IF;
+    IF (SELECT c.relispartition FROM pg_catalog.pg_class c WHERE c.oid = tbl) THEN
+        RAISE EXCEPTION 'table % is a partition of %', tbl, pg_catalog.pg_partition_root(tbl)
+            USING ERRCODE = 'wrong_object_type', HINT = 'enable the partitioned table: its partitions are deduplicated with it';
+    END IF;
+    SELECT e.tbl INTO other FROM dedup.enabled_tables e
+    WHERE e.tbl IN (SELECT t.relid FROM pg_catalog.pg_partition_tree(enable.tbl) t) LIMIT 1;
+    IF other IS NOT NULL THEN
+        RAISE EXCEPTION 'partition % of table % is enabled for deduplication', other, tbl
+            USING ERRCODE = 'duplicate_object', HINT = 'call dedup.disable on the partition first';
+    END IF;
+    SELECT k.names, k.types INTO key_cols, key_types FROM dedup._key_columns(tbl) k;
+    IF key_cols IS NULL THEN
+        RAISE EXCEPTION 'table % has no primary key', tbl
             USING ERRCODE = 'invalid_table_definition',
                   HINT = 'pg_dedup stores the original''s key in duplicate_of: add a primary key such as "id bigint generated always as identity primary key"';
     END IF;
@@ -208,6 +469,7 @@ BEGIN
             RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl USING ERRCODE = 'undefined_column';
         END IF;
     END LOOP;
+    PERFORM dedup._validate_window(published_at, time_window);
     -- No model: the built-in 'default'; 'threshold': the threshold rule (stored as NULL).
     model := CASE WHEN model IS NULL THEN 'default' WHEN model = 'threshold' THEN NULL ELSE model END;
     PERFORM dedup._validate_enable(model, action);
@@ -216,18 +478,68 @@ BEGIN
         created := true;
     END IF;
     SELECT id INTO coll_id FROM dedup.collections c WHERE c.name = coll;
+    partitioned := (SELECT c.relkind = 'p' FROM pg_catalog.pg_class c WHERE c.oid = tbl);
+    -- A Citus distributed table: the extension's tables become reference tables,
+    -- so that the trigger on every shard reads and writes the same ones.
+    distributed := dedup._citus_distributed(tbl);
+    IF NOT distributed AND dedup._citus_distributed('dedup.enabled_tables') THEN
+        RAISE EXCEPTION 'table % is not distributed, and this database''s enabled tables are', tbl
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'distribute it first (create_distributed_table), or enable it, in another database';
+    END IF;
+    IF distributed THEN
+        -- Its rows would be backfilled shard by shard, each blind to the others'
+        -- new documents until the end: enable the table, then distribute it.
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s)', tbl) INTO other_rows;
+        IF other_rows THEN
+            RAISE EXCEPTION 'distributed table % already holds rows', tbl
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'enable a distributed table while it is empty, or enable the table before distributing it with dedup.distribute';
+        END IF;
+        PERFORM dedup._citus_catalog();
+    END IF;
 
+    -- duplicate_of holds the original's key: of the key column's type, or, for a
+    -- key of several columns (a partitioned table's key holds its partition
+    -- columns), of a composite type of them, <table>_dedup_key, beside the table.
+    IF array_length(key_cols, 1) = 1 THEN
+        key_type := key_types[1];
+        key_match := format('t.%I::text = o.key', key_cols[1]);
+    ELSE
+        composite := format('%I.%I', (SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = tbl),
+                            (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_key');
+        EXECUTE format('CREATE TYPE %s AS (%s)', composite,
+                       (SELECT string_agg(format('%I %s', k.name, k.type), ', ' ORDER BY k.i)
+                        FROM unnest(key_cols, key_types) WITH ORDINALITY AS k(name, type, i)));
+        key_type := composite;
+        key_match := (SELECT string_agg(format('t.%1$I = (o.k).%1$I', c), ' AND ') FROM unnest(key_cols) c);
+    END IF;
     EXECUTE format('ALTER TABLE %s ADD COLUMN dedup_doc dedup.document, ADD COLUMN dedup_sig dedup.signature, '
                    'ADD COLUMN duplicate_of %s, ADD COLUMN dedup_verdict dedup.verdict', tbl, key_type);
     idx := format('%I.%I', (SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = tbl),
                   (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx');
-    EXECUTE format('CREATE INDEX %I ON %s USING gin (dedup_sig dedup.signature_ops)',
-                   (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx', tbl);
+    -- A partitioned table's index is one per partition, and a partition created
+    -- later gets one with the same options: fastupdate is off from the start (see
+    -- below), and on only in the partitions the backfill fills. So is a distributed
+    -- table's, one per shard.
+    EXECUTE format('CREATE INDEX %I ON %s USING gin (dedup_sig dedup.signature_ops)%s',
+                   (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx', tbl,
+                   CASE WHEN partitioned OR distributed THEN ' WITH (fastupdate = off)' ELSE '' END);
+    IF partitioned THEN
+        FOR leaf_idx IN SELECT t.relid FROM pg_catalog.pg_partition_tree(idx::regclass) t WHERE t.isleaf LOOP
+            EXECUTE format('ALTER INDEX %s SET (fastupdate = on)', leaf_idx);
+        END LOOP;
+    END IF;
     -- Documents stay in the row, compressed (STORAGE MAIN), rather than in the TOAST
     -- table: every insert reads its candidates' documents, and an out-of-line one
     -- costs a TOAST index probe and chunk fetches on top of the heap fetch. At 100k
     -- rows of ~850-word documents this took the trigger from ~180 to ~195 docs/s.
-    EXECUTE format('ALTER TABLE %s ALTER COLUMN dedup_doc SET STORAGE MAIN', tbl);
+    -- Citus refuses SET STORAGE on a distributed table, and its run_command_on_shards
+    -- would wait for this transaction's own locks: docs/scale-out.md gives the
+    -- command to run after enable.
+    IF NOT distributed THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN dedup_doc SET STORAGE MAIN', tbl);
+    END IF;
     -- lz4 compresses a document several times faster than the default pglz (pglz
     -- was a tenth of an insert's time); servers built without lz4 keep pglz.
     BEGIN
@@ -236,11 +548,16 @@ BEGIN
         NULL;
     END;
     INSERT INTO dedup.enabled_tables (tbl, collection_id, created_collection, body_column, title_column,
-                                      published_at_column, source_column, model, action, model_column, key_column)
-    VALUES (tbl, coll_id, created, body, title, published_at, source, model, action, model_column, key_col);
+                                      published_at_column, source_column, model, action, model_column, key_column,
+                                      key_type, time_window)
+    VALUES (tbl, coll_id, created, body, title, published_at, source, model, action, model_column, key_cols[1],
+            composite::regtype, time_window);
     INSERT INTO dedup.collection_tables (collection_id, tbl, doc_column, sig_column)
     VALUES (coll_id, tbl, 'dedup_doc', 'dedup_sig')
     ON CONFLICT ON CONSTRAINT collection_tables_pkey DO UPDATE SET doc_column = 'dedup_doc', sig_column = 'dedup_sig';
+    -- Before any other DDL (the backfill creates temporary tables): a partition
+    -- without them would look new to dedup._partitions_changed.
+    PERFORM dedup._partition_triggers(tbl);
 
     -- Backfill in one pass: documents, then statistics and signatures by recompute,
     -- then duplicate marks from the same pairwise decision as dedup.pairs.
@@ -252,16 +569,20 @@ BEGIN
     saved_bytes := current_setting('dedup.max_document_bytes');
     PERFORM set_config('dedup.min_word_length', lim_words::text, true);
     PERFORM set_config('dedup.max_document_bytes', lim_bytes::text, true);
-    EXECUTE format('UPDATE %1$s SET dedup_doc = CASE WHEN octet_length(%2$I::text) <= $1 '
-                   '    THEN dedup.to_document(%2$I::text, %3$s, %4$s, %5$s, %6$L) END, '
-                   'dedup_verdict = CASE WHEN octet_length(%2$I::text) <= $1 THEN ''distinct''::dedup.verdict END',
-                   tbl, body,
-                   CASE WHEN title IS NULL THEN 'NULL' ELSE format('%I::text', title) END,
-                   CASE WHEN published_at IS NULL THEN 'NULL' ELSE format('%I::timestamptz', published_at) END,
-                   CASE WHEN source IS NULL THEN 'NULL' ELSE format('%I::text', source) END,
-                   (SELECT c.lang FROM dedup.collections c WHERE c.id = coll_id))
-    USING lim_bytes;
-    GET DIAGNOSTICS n = ROW_COUNT;
+    -- (A distributed table is empty, see above: Citus would refuse the CASE.)
+    n := 0;
+    IF NOT distributed THEN
+        EXECUTE format('UPDATE %1$s SET dedup_doc = CASE WHEN octet_length(%2$I::text) <= $1 '
+                       '    THEN dedup.to_document(%2$I::text, %3$s, %4$s, %5$s, %6$L) END, '
+                       'dedup_verdict = CASE WHEN octet_length(%2$I::text) <= $1 THEN ''distinct''::dedup.verdict END',
+                       tbl, body,
+                       CASE WHEN title IS NULL THEN 'NULL' ELSE format('%I::text', title) END,
+                       CASE WHEN published_at IS NULL THEN 'NULL' ELSE format('%I::timestamptz', published_at) END,
+                       CASE WHEN source IS NULL THEN 'NULL' ELSE format('%I::text', source) END,
+                       (SELECT c.lang FROM dedup.collections c WHERE c.id = coll_id))
+        USING lim_bytes;
+        GET DIAGNOSTICS n = ROW_COUNT;
+    END IF;
     PERFORM set_config('dedup.min_word_length', saved_words, true);
     PERFORM set_config('dedup.max_document_bytes', saved_bytes, true);
     RAISE NOTICE 'enable %: % existing rows read', tbl, n;
@@ -274,24 +595,34 @@ BEGIN
     -- 4 MB): 3.1 ms instead of 0.1 ms per lookup in a freshly enabled 5,000-row
     -- table. (Built after the backfill instead, the index would be unusable until
     -- this transaction ends: the backfill's HOT updates set indcheckxmin.)
-    PERFORM pg_catalog.gin_clean_pending_list(idx::regclass);
-    EXECUTE format('ALTER INDEX %s SET (fastupdate = off)', idx);
+    FOR leaf_idx IN SELECT t.relid FROM pg_catalog.pg_partition_tree(idx::regclass) t WHERE t.isleaf
+                    UNION ALL SELECT idx::regclass WHERE NOT partitioned AND NOT distributed LOOP
+        PERFORM pg_catalog.gin_clean_pending_list(leaf_idx);
+        EXECUTE format('ALTER INDEX %s SET (fastupdate = off)', leaf_idx);
+    END LOOP;
     IF n > 0 THEN
         EXECUTE format('ANALYZE %s', tbl);
         -- What the trigger would have marked, the rows taken earliest first (not
         -- connected groups: two texts quoted in one anthology are not each other's
         -- copies).
         EXECUTE format('UPDATE %s t SET duplicate_of = o.original::%s, dedup_verdict = ''a_duplicates_b'' '
-                       'FROM dedup._originals(%L::regclass::oid, NULL) o WHERE t.%I::text = o.key',
-                       tbl, key_type, tbl, key_col);
+                       'FROM %s WHERE %s', tbl, key_type,
+                       CASE WHEN composite IS NULL THEN format('dedup._originals(%L::regclass::oid, NULL) o', tbl)
+                            ELSE format('(SELECT o.key::%s AS k, o.original FROM dedup._originals(%L::regclass::oid, NULL) o) o',
+                                        composite, tbl) END,
+                       key_match);
     END IF;
 
     -- dedup_doc is among them: a document set by hand is replaced by the text's own,
     -- so the statistics never count a document the table does not hold.
     text_cols := (SELECT string_agg(quote_ident(c), ', ')
                   FROM unnest(ARRAY[body, title, published_at, source, model_column, 'dedup_doc']) AS c WHERE c IS NOT NULL);
-    EXECUTE format('CREATE TRIGGER dedup_trigger BEFORE INSERT OR UPDATE OF %s ON %s '
-                   'FOR EACH ROW EXECUTE FUNCTION dedup._trigger()', text_cols, tbl);
+    -- On a partitioned table, BEFORE every UPDATE: an update of any column may move
+    -- the row to another partition, which PostgreSQL carries out as a delete and an
+    -- insert whose triggers fire too (src/pg/trigger.rs tells them apart).
+    EXECUTE format('CREATE TRIGGER dedup_trigger BEFORE INSERT OR UPDATE%s ON %s '
+                   'FOR EACH ROW EXECUTE FUNCTION dedup._trigger()',
+                   CASE WHEN partitioned THEN '' ELSE ' OF ' || text_cols END, tbl);
     EXECUTE format('CREATE TRIGGER dedup_delete_trigger AFTER DELETE ON %s '
                    'FOR EACH ROW EXECUTE FUNCTION dedup._delete_trigger()', tbl);
     EXECUTE format('CREATE TRIGGER dedup_truncate_trigger AFTER TRUNCATE ON %s '
@@ -307,34 +638,91 @@ BEGIN
                    'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_end()', tbl);
     RETURN n;
 END $$;
+COMMENT ON FUNCTION dedup.enable(regclass, name, name, name, name, text, text, text, name, interval) IS
+    'Adds dedup columns, a GIN index and a row trigger to tbl (a partitioned one too), backfills existing rows; returns the rows backfilled';
+
+-- A time window needs the time it compares, and is positive.
+CREATE FUNCTION dedup._validate_window(published_at name, time_window interval) RETURNS void
+IMMUTABLE PARALLEL SAFE LANGUAGE plpgsql AS $$
+BEGIN
+    IF time_window IS NOT NULL AND published_at IS NULL THEN
+        RAISE EXCEPTION 'a time window needs the published_at column'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'name the column that holds each row''s publication time: dedup.enable(..., published_at => ''published'')';
+    END IF;
+    IF time_window <= interval '0' THEN
+        RAISE EXCEPTION 'time_window must be positive, got %', time_window USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END $$;
+COMMENT ON FUNCTION dedup._validate_window(name, interval) IS
+    'Raises 22023 for a time window without a published_at column, or one that is not positive';
+
+-- The window is the table's: its owner changes it (NULL removes it). Every
+-- backend's trigger sees the new one at its next statement.
+CREATE FUNCTION dedup.set_time_window(tbl regclass, time_window interval) RETURNS void
+VOLATILE PARALLEL UNSAFE LANGUAGE plpgsql AS $$
+DECLARE
+    cfg dedup.enabled_tables;
+BEGIN
+    IF tbl IS NULL THEN
+        RAISE EXCEPTION 'tbl must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM dedup._require_owner(tbl);
+    SELECT * INTO cfg FROM dedup.enabled_tables e WHERE e.tbl = set_time_window.tbl;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not enabled for deduplication', tbl USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    PERFORM dedup._validate_window(cfg.published_at_column, time_window);
+    -- By name (see dedup.disable).
+    EXECUTE format('UPDATE dedup.enabled_tables e SET time_window = $1 WHERE dedup._qualified(e.tbl) = %L',
+                   dedup._qualified(tbl)) USING time_window;
+END $$;
+COMMENT ON FUNCTION dedup.set_time_window(regclass, interval) IS
+    'Sets (NULL: removes) the time window of an enabled table: a new row is compared with the rows published within it';
 
 CREATE OR REPLACE FUNCTION dedup.disable(tbl regclass) RETURNS void
-VOLATILE STRICT PARALLEL UNSAFE LANGUAGE plpgsql AS $$
+VOLATILE STRICT PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on LANGUAGE plpgsql AS $$
 DECLARE
     cfg dedup.enabled_tables;
     coll text;
+    part regclass;
 BEGIN
     PERFORM dedup._require_owner(tbl);
     SELECT * INTO cfg FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'table % is not enabled for deduplication', tbl USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
+    -- The registration goes first: the column changes below fire
+    -- dedup._partitions_changed, which must not find the table enabled.
+    -- By name, in the statement's text: on Citus each node has its own OID for the
+    -- table, and Citus sends a regclass parameter to them as the coordinator's.
+    EXECUTE format('DELETE FROM dedup.collection_tables c WHERE dedup._qualified(c.tbl) = %L AND c.collection_id = %s',
+                   dedup._qualified(tbl), cfg.collection_id);
+    EXECUTE format('DELETE FROM dedup.enabled_tables e WHERE dedup._qualified(e.tbl) = %L', dedup._qualified(tbl));
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_trigger ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_delete_trigger ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_start ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_row_stored ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_truncate_trigger ON %s', tbl);
+    FOR part IN SELECT t.relid FROM pg_catalog.pg_partition_tree(tbl) t WHERE t.relid <> tbl LOOP
+        EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_start ON %s', part);
+        EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', part);
+        EXECUTE format('DROP TRIGGER IF EXISTS dedup_truncate_trigger ON %s', part);
+    END LOOP;
     EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dedup_sig, DROP COLUMN IF EXISTS dedup_doc, '
                    'DROP COLUMN IF EXISTS duplicate_of, DROP COLUMN IF EXISTS dedup_verdict', tbl);
-    DELETE FROM dedup.collection_tables c WHERE c.tbl = disable.tbl AND c.collection_id = cfg.collection_id;
-    DELETE FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl;
+    IF cfg.key_type IS NOT NULL THEN
+        EXECUTE format('DROP TYPE IF EXISTS %s', cfg.key_type);
+    END IF;
     SELECT name INTO coll FROM dedup.collections WHERE id = cfg.collection_id;
     IF cfg.created_collection AND coll IS NOT NULL
        AND NOT EXISTS (SELECT 1 FROM dedup.collection_tables WHERE collection_id = cfg.collection_id) THEN
         PERFORM dedup.drop_collection(coll);
     END IF;
 END $$;
+COMMENT ON FUNCTION dedup.disable(regclass) IS
+    'Removes what dedup.enable added to tbl (trigger, index, columns) and a collection it created';
 
 COMMENT ON FUNCTION dedup.set_collection_options(text, jsonb) IS
     'Changes what a collection enforces (max_document_bytes, min_word_length, min_shared_keys, similarity_threshold); returns its options';
@@ -347,6 +735,77 @@ COMMENT ON FUNCTION dedup._statement_start() IS
 COMMENT ON FUNCTION dedup._row_stored() IS
     'AFTER row trigger dedup.enable installs: records each stored row, so rows the executor dropped after the row trigger leave the statistics';
 
+-- DROP TABLE (or DROP SCHEMA ... CASCADE) of a registered table, or DROP COLUMN of
+-- a column a collection reads, takes its registration with it: otherwise
+-- dedup.status, dedup.recompute and a later dedup.enable of a table with the same
+-- name would all fail on the dropped relation. A collection that dedup.enable
+-- created goes too once nothing reads it; a shared one keeps counting the dropped
+-- documents until dedup.recompute, and a NOTICE says so. SECURITY DEFINER: the
+-- owner of a table may drop it without rights on the dedup schema's tables.
+CREATE OR REPLACE FUNCTION dedup._forget_dropped() RETURNS event_trigger
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql AS $$
+DECLARE
+    gone record;
+    coll_id int;
+    enabled dedup.enabled_tables;
+BEGIN
+    -- DROP EXTENSION drops the registry with everything else; what a Citus
+    -- coordinator drops on a worker (shards) is never registered there.
+    IF to_regclass('dedup.enabled_tables') IS NULL OR to_regclass('dedup.collection_tables') IS NULL
+       OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' THEN
+        RETURN;
+    END IF;
+    FOR gone IN
+        SELECT o.objid, o.object_type, o.object_identity, o.address_names[3] AS column_name
+        FROM pg_event_trigger_dropped_objects() o
+        WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.object_type IN ('table', 'table column')
+    LOOP
+        SELECT * INTO enabled FROM dedup.enabled_tables e WHERE e.tbl::oid = gone.objid;
+        -- The columns of an enabled table are dedup.disable's business.
+        CONTINUE WHEN gone.object_type = 'table column' AND enabled.tbl IS NOT NULL;
+        IF gone.object_type = 'table' AND enabled.tbl IS NOT NULL AND dedup._citus_distributed('dedup.enabled_tables') THEN
+            -- On Citus the copies on the workers name the table by their own OIDs,
+            -- gone there too: the collection's rows that name no live table go.
+            EXECUTE format('DELETE FROM dedup.enabled_tables e WHERE e.collection_id = %s AND dedup._qualified(e.tbl) <> ALL (%L::text[])',
+                           enabled.collection_id,
+                           (SELECT coalesce(array_agg(dedup._qualified(x.tbl)), '{}') FROM dedup.enabled_tables x
+                            WHERE x.collection_id = enabled.collection_id AND x.tbl::oid <> gone.objid));
+            EXECUTE format('DELETE FROM dedup.collection_tables c WHERE c.collection_id = %s AND dedup._qualified(c.tbl) <> ALL (%L::text[])',
+                           enabled.collection_id,
+                           (SELECT coalesce(array_agg(dedup._qualified(x.tbl)), '{}') FROM dedup.collection_tables x
+                            WHERE x.collection_id = enabled.collection_id AND x.tbl::oid <> gone.objid));
+            IF enabled.created_collection AND NOT EXISTS (
+                   SELECT 1 FROM dedup.collection_tables c WHERE c.collection_id = enabled.collection_id) THEN
+                PERFORM dedup.drop_collection((SELECT name FROM dedup.collections WHERE id = enabled.collection_id));
+            END IF;
+            IF enabled.key_type IS NOT NULL THEN
+                EXECUTE format('DROP TYPE IF EXISTS %s', enabled.key_type);
+            END IF;
+            CONTINUE;
+        END IF;
+        DELETE FROM dedup.enabled_tables e WHERE e.tbl::oid = gone.objid;
+        -- The composite type of its key goes with it.
+        IF gone.object_type = 'table' AND enabled.key_type IS NOT NULL THEN
+            EXECUTE format('DROP TYPE IF EXISTS %s', enabled.key_type);
+        END IF;
+        FOR coll_id IN
+            DELETE FROM dedup.collection_tables c
+            WHERE c.tbl::oid = gone.objid AND (gone.object_type = 'table' OR c.doc_column = gone.column_name)
+            RETURNING c.collection_id
+        LOOP
+            IF enabled.created_collection AND enabled.collection_id = coll_id
+               AND NOT EXISTS (SELECT 1 FROM dedup.collection_tables c WHERE c.collection_id = coll_id) THEN
+                PERFORM dedup.drop_collection((SELECT name FROM dedup.collections WHERE id = coll_id));
+            ELSE
+                RAISE NOTICE 'collection "%" still counts the documents of dropped % %',
+                    (SELECT name FROM dedup.collections WHERE id = coll_id),
+                    replace(gone.object_type, 'table ', ''), gone.object_identity
+                    USING HINT = 'dedup.recompute rebuilds its statistics from the tables it still reads';
+            END IF;
+        END LOOP;
+    END LOOP;
+END $$;
 -- Tables enabled under 0.1.0 get the triggers dedup.enable now installs.
 DO $$
 DECLARE

@@ -74,6 +74,10 @@ pub enum DedupError {
         detail: Option<String>,
         hint: Option<String>,
     },
+    /// 0A000 feature_not_supported: a combination pg_dedup does not handle (on
+    /// Citus, a transaction that writes an enabled table on several workers).
+    #[error("{msg}")]
+    FeatureNotSupported { msg: String, hint: Option<String> },
     /// XX000 internal_error: a state the code does not reach on any input (a bug).
     #[error("{0}")]
     Internal(String),
@@ -117,6 +121,7 @@ impl DedupError {
             DedupError::NullNotAllowed(_) => "22004",
             DedupError::DuplicateText { .. } => "23505",
             DedupError::Deadlock { .. } => "40P01",
+            DedupError::FeatureNotSupported { .. } => "0A000",
             DedupError::Internal(_) => "XX000",
         }
     }
@@ -134,7 +139,8 @@ impl DedupError {
             | DedupError::InsufficientPrivilege { hint, .. }
             | DedupError::TriggerProtocol { hint, .. }
             | DedupError::DuplicateText { hint, .. }
-            | DedupError::Deadlock { hint, .. } => hint.as_deref(),
+            | DedupError::Deadlock { hint, .. }
+            | DedupError::FeatureNotSupported { hint, .. } => hint.as_deref(),
             _ => None,
         }
     }

@@ -25,11 +25,13 @@ pub mod limits;
 pub mod lru;
 pub mod metrics;
 pub mod numerals;
+pub mod rowkey;
 pub mod signature;
 pub mod svm;
 pub mod text;
 pub mod txdelta;
 pub mod weights;
+pub mod window;
 
 // PostgreSQL glue.
 pub mod gucs;
@@ -100,6 +102,7 @@ pgrx::extension_sql_file!(
         _statement_start,
         _row_stored,
         _forget,
+        _count_partition,
         _validate_enable,
         _is_duplicate,
         _find_original,

@@ -108,20 +108,38 @@ impl CollDelta {
 /// ([`Statement::repair`]).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Statement {
-    /// The table (its oid).
+    /// The table (its oid; for a partitioned table, the enabled one).
     pub tbl: u32,
     /// Rows the BEFORE trigger handed back to the executor.
     pub returned: u64,
     /// Rows among them taken as given (a restore's documents), not counted.
     pub taken_as_given: u64,
-    /// Tuple ids of the inserted rows that were stored.
-    pub inserted: Vec<u64>,
-    /// Tuple ids (old version, new version) of the updated rows that were stored.
-    pub updated: Vec<(u64, u64)>,
+    /// Where the inserted rows that were stored are (relation, tuple id: a
+    /// partitioned table's rows are in its partitions).
+    pub inserted: Vec<RowAt>,
+    /// Where the updated rows that were stored are: the relation, the old
+    /// version's tuple id and the new one's.
+    pub updated: Vec<(u32, u64, u64)>,
     /// The statement's level also holds changes that are not its own rows' (a
     /// nested statement, a subtransaction, a direct `add_document`).
     pub mixed: bool,
+    /// Rows of a partitioned table this statement updated, by their new key: where
+    /// each was, and its old document (an identity of its bytes). PostgreSQL
+    /// carries out an update that moves a row to another partition as a delete
+    /// from the old one and an insert into the new one, whose row triggers fire
+    /// too: these tell the two halves of a move from a real delete and insert.
+    /// The flag says whether the update counted the row (it changed a column the
+    /// document is made of).
+    pub updating: HashMap<String, (RowAt, Option<u64>, bool)>,
+    /// The old documents of moved rows, until their delete comes.
+    pub moved_docs: Vec<u64>,
+    /// Where the moved rows were (their old versions leave the statistics when the
+    /// statement's changes are rebuilt).
+    pub moved_from: Vec<RowAt>,
 }
+
+/// A stored row version: its relation's oid and its tuple id.
+pub type RowAt = (u32, u64);
 
 /// What a statement's end does with its changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,6 +165,36 @@ impl Statement {
     /// Rows the AFTER trigger saw stored.
     pub fn stored(&self) -> u64 {
         (self.inserted.len() + self.updated.len()) as u64
+    }
+
+    /// The BEFORE trigger updates a row of a partitioned table, now keyed `key`,
+    /// stored at `at`, whose old document is `old_doc`; `counted` when it checked
+    /// and counted the row (the update changed its text), and so returned it.
+    pub fn note_update(&mut self, key: String, at: RowAt, old_doc: Option<u64>, counted: bool) {
+        self.updating.insert(key, (at, old_doc, counted));
+    }
+
+    /// Whether an insert of a row keyed `key` is the second half of a move of a row
+    /// this statement updated: Some(whether the update counted it). The insert is
+    /// not counted again (the row's document stays the one counted before or by
+    /// the update), and the delete of its old version is expected.
+    pub fn take_move(&mut self, key: &str) -> Option<bool> {
+        let (at, old_doc, counted) = self.updating.remove(key)?;
+        self.moved_from.push(at);
+        self.moved_docs.extend(old_doc);
+        Some(counted)
+    }
+
+    /// Whether a delete of a row whose document is `doc` is the first half of a
+    /// move (the update already removed that document: the delete does not again).
+    pub fn take_move_delete(&mut self, doc: u64) -> bool {
+        match self.moved_docs.iter().position(|&d| d == doc) {
+            Some(i) => {
+                self.moved_docs.swap_remove(i);
+                true
+            }
+            None => false,
+        }
     }
 
     pub fn repair(&self) -> Repair {
@@ -456,7 +504,7 @@ mod tests {
         t.add(1, 1, Some(10), |d| doc(d, &[("b", 1)], 1));
         let s = t.statement(10).map(|s| {
             s.returned += 1;
-            s.inserted.push(7);
+            s.inserted.push((10, 7));
         });
         assert!(s.is_some());
         assert!(
@@ -483,7 +531,7 @@ mod tests {
             }
         }
         if let Some(s) = t.statement(10) {
-            s.inserted.push(1);
+            s.inserted.push((10, 1));
         }
         let (_, st, _) = t.close_statement(10).expect("open");
         assert_eq!(st.repair(), Repair::Rebuild);
@@ -494,6 +542,27 @@ mod tests {
         r.taken_as_given = 0;
         r.mixed = true;
         assert_eq!(r.repair(), Repair::Recompute);
+    }
+
+    #[test]
+    fn a_row_moved_between_partitions_is_counted_once() {
+        let mut s = Statement::new(10);
+        s.note_update("(1,2024-01-05)".into(), (11, 5), Some(99), true);
+        s.note_update("(2,2024-01-06)".into(), (11, 6), Some(98), false);
+        assert_eq!(
+            s.take_move("(3,2024-01-07)"),
+            None,
+            "an insert of another key is an insert"
+        );
+        assert_eq!(s.take_move("(1,2024-01-05)"), Some(true));
+        assert_eq!(s.take_move("(1,2024-01-05)"), None, "one insert per move");
+        assert_eq!(s.moved_from, vec![(11, 5)]);
+        assert!(
+            !s.take_move_delete(98),
+            "row 2 did not move: its delete is a delete"
+        );
+        assert!(s.take_move_delete(99));
+        assert!(!s.take_move_delete(99));
     }
 
     #[test]

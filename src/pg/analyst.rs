@@ -46,12 +46,30 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
     weigher.prefetch_all();
     let auth = Authorities::load(&cfg.coll);
     let (keys, edges) = candidate_edges(&cfg);
-    let key_type = crate::pg::signature::primary_key(tbl).map_or_else(|| "text".into(), |(_, t)| t);
-    let fetch = format!(
-        "SELECT {k}::text, dedup_doc FROM {t} WHERE {k} = ANY($1::text[]::{key_type}[]) AND dedup_doc IS NOT NULL",
-        k = cfg.key,
-        t = cfg.tname
-    );
+    // By key: a primary key index serves the join, in each partition of a
+    // partitioned table.
+    // (Citus plans a distributed table's filter by an array, not a join with one.)
+    let fetch = if cfg.distributed {
+        format!(
+            "SELECT {k}::text, r.dedup_doc FROM {t} r WHERE {k} = ANY($1::text[]::{key_type}[]) \
+             AND r.dedup_doc IS NOT NULL",
+            k = cfg.key.expr("r"),
+            t = cfg.tname,
+            key_type = cfg.key.sql_type,
+        )
+    } else {
+        format!(
+            "SELECT {k}::text, r.dedup_doc FROM {t} r JOIN unnest($1::text[]::{key_type}[]) AS w ON {eq} \
+             WHERE r.dedup_doc IS NOT NULL",
+            k = cfg.key.expr("r"),
+            t = cfg.tname,
+            key_type = cfg.key.sql_type,
+            eq = match &cfg.key.composite {
+                None => format!("{} = w", cfg.key.expr("r")),
+                Some(_) => cfg.key.equal("r", "w"),
+            },
+        )
+    };
 
     // Breadth-first ranks; each edge oriented from its lower rank to its higher.
     let rank = bfs_rank(keys.len(), &edges);
@@ -167,14 +185,55 @@ fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u
     // a match against a value it has not seen, so the planner may still prefer to
     // filter every row of b: seqscan is off for this query alone. Either O(N²) plan
     // took 21-29 s for 5,000 rows, against about 1 s through the index.
-    let sql = format!(
-        "SELECT a.{k}::text, b.k FROM {t} a, \
-         LATERAL (SELECT b.{k} AS key, b.{k}::text AS k FROM {t} b \
-                  WHERE b.dedup_sig OPERATOR(dedup.%) a.dedup_sig AND b.dedup_doc IS NOT NULL OFFSET 0) b \
-         WHERE a.dedup_doc IS NOT NULL AND a.{k} < b.key",
-        k = cfg.key,
-        t = cfg.tname
-    );
+    // Under a time window (see `crate::window`) a pair is a candidate only when
+    // the two times are within it, or one is missing, as for the trigger.
+    // `a_time` is how the query names a's time.
+    let window_clause = |a_time: &str| {
+        match (&cfg.columns.published_at, cfg.window) {
+        (Some(col), Some(w)) => format!(
+            " AND ({a} IS NULL OR b.{c} IS NULL OR b.{c}::timestamptz BETWEEN \
+             {a}::timestamptz - make_interval(secs => {s}) AND {a}::timestamptz + make_interval(secs => {s}))",
+            a = if a_time.is_empty() {
+                format!("a.{}", pgrx::spi::quote_identifier(col))
+            } else {
+                a_time.to_owned()
+            },
+            c = pgrx::spi::quote_identifier(col),
+            s = w as f64 / 1e6
+        ),
+        _ => String::new(),
+    }
+    };
+    let sql = if cfg.distributed {
+        // Citus joins a distributed table with itself only on the distribution
+        // column: the signatures (and times) go to every worker as an intermediate
+        // result, which each shard joins through its own signature index.
+        let time = match (&cfg.columns.published_at, cfg.window) {
+            (Some(col), Some(_)) => format!(", a.{} AS pub", pgrx::spi::quote_identifier(col)),
+            _ => String::new(),
+        };
+        format!(
+            "WITH a AS MATERIALIZED (SELECT {ka} AS key, {ka}::text AS k, a.dedup_sig{time} FROM {t} a \
+                                     WHERE a.dedup_doc IS NOT NULL) \
+             SELECT a.k, {kb}::text FROM a JOIN {t} b ON b.dedup_sig OPERATOR(dedup.%) a.dedup_sig \
+             WHERE b.dedup_doc IS NOT NULL AND a.key < {kb}{in_window}",
+            ka = cfg.key.expr("a"),
+            kb = cfg.key.expr("b"),
+            t = cfg.tname,
+            in_window = window_clause("a.pub"),
+        )
+    } else {
+        format!(
+            "SELECT {ka}::text, b.k FROM {t} a, \
+             LATERAL (SELECT {kb} AS key, {kb}::text AS k FROM {t} b \
+                      WHERE b.dedup_sig OPERATOR(dedup.%) a.dedup_sig AND b.dedup_doc IS NOT NULL{in_window} OFFSET 0) b \
+             WHERE a.dedup_doc IS NOT NULL AND {ka} < b.key",
+            ka = cfg.key.expr("a"),
+            kb = cfg.key.expr("b"),
+            t = cfg.tname,
+            in_window = window_clause(""),
+        )
+    };
     let mut ids: HashMap<String, u32> = HashMap::new();
     let mut keys: Vec<String> = Vec::new();
     let mut edges = Vec::new();

@@ -195,5 +195,18 @@ fn _config_changed<'a>(
         // SAFETY: queues an invalidation message for an existing relation.
         unsafe { pg_sys::CacheInvalidateRelcacheByRelid(relid) };
     }
+    // On Citus the trigger fires on each node's copy of a reference table (a shard,
+    // whose OID no backend watches): the enabled-tables table, watched by every
+    // backend, is invalidated too.
+    if crate::pg::citus::present() {
+        let t =
+            Spi::get_one::<pg_sys::Oid>("SELECT 'dedup.enabled_tables'::pg_catalog.regclass::oid")
+                .ok()
+                .flatten();
+        if let Some(t) = t {
+            // SAFETY: as above.
+            unsafe { pg_sys::CacheInvalidateRelcacheByRelid(t) };
+        }
+    }
     Ok(None)
 }

@@ -12,6 +12,7 @@ use crate::pg::collections::{self, Collection};
 use crate::pg::config_cache;
 use crate::pg::keylocks;
 use crate::pg::models::{self, verdict, Authorities, Loaded, WithAuthority};
+use crate::pg::partitions;
 use crate::pg::privilege::{self, as_owner};
 use crate::pg::raise;
 use crate::pg::scan;
@@ -21,6 +22,7 @@ use crate::pg::types::{DocRef, DocumentDatum, SignatureDatum, StoredDoc};
 use crate::pg::weigher::{self, Sketched, Weigher};
 use crate::signature::Signature;
 use crate::text::{self, AnalyzeOptions};
+use crate::window::Interval;
 use pgrx::prelude::*;
 use std::rc::Rc;
 
@@ -29,28 +31,76 @@ pub const MAX_CANDIDATES: i64 = 50;
 
 /// How a table was enabled (`dedup.enabled_tables`).
 pub struct TableConfig {
+    /// The enabled table (for a partition of an enabled partitioned table, that
+    /// partitioned table: the trigger fires on the partition, the configuration and
+    /// the statement it follows are the enabled table's).
     pub tbl: pg_sys::Oid,
     /// The table's name, schema-qualified and quoted for SQL (it is kept across
     /// statements, so it must not depend on `search_path`).
     pub tname: String,
-    /// The primary key column, quoted for SQL.
-    pub key: String,
+    /// The primary key.
+    pub key: Key,
     pub coll: Collection,
     pub model: Option<String>,
     /// Column names, unquoted, as `enable` recorded them (the trigger's view).
     pub columns: Columns,
     pub action: Action,
-    /// How to look candidates up without a query (None: the table's signature
-    /// index is missing or unusable, and the SQL form runs).
+    /// The time window in microseconds (`enable`'s `time_window`; see
+    /// `crate::window`).
+    pub window: Option<i64>,
+    /// The table is partitioned (a row may move between its partitions).
+    pub partitioned: bool,
+    /// The table is a Citus distributed table (see `pg::citus`).
+    pub distributed: bool,
+    /// How to look candidates up without a query (None: a signature index is
+    /// missing or unusable, and the SQL form runs).
     pub scan: Option<scan::Target>,
     /// The types the dedup columns must have: `dedup_doc`, `dedup_sig`,
     /// `dedup_verdict`, and `duplicate_of` (the key's type).
     pub column_types: [pg_sys::Oid; 4],
 }
 
-/// The columns `enable` was given, and the primary key.
+/// An enabled table's primary key (see `crate::rowkey`).
+pub struct Key {
+    /// Its columns, unquoted, in key order.
+    pub columns: Vec<String>,
+    /// The composite type of the key columns that `duplicate_of` has when there are
+    /// several (schema-qualified and quoted), None for a single column.
+    pub composite: Option<String>,
+    /// The type of `duplicate_of` as SQL spells it.
+    pub sql_type: String,
+}
+
+impl Key {
+    /// The key of the row named `alias`, as an SQL expression of `duplicate_of`'s
+    /// type (whose text form is the key's text).
+    pub fn expr(&self, alias: &str) -> String {
+        let col = |c: &String| format!("{alias}.{}", pgrx::spi::quote_identifier(c));
+        match &self.composite {
+            None => self.columns.first().map(col).unwrap_or_default(),
+            Some(t) => format!(
+                "ROW({})::{t}",
+                self.columns.iter().map(col).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+
+    /// An SQL condition: the key of the row named `alias` equals the key of the row
+    /// named `other` (column by column, so that a primary key index serves it).
+    pub fn equal(&self, alias: &str, other: &str) -> String {
+        self.columns
+            .iter()
+            .map(|c| {
+                let c = pgrx::spi::quote_identifier(c);
+                format!("{alias}.{c} = {other}.{c}")
+            })
+            .collect::<Vec<_>>()
+            .join(" AND ")
+    }
+}
+
+/// The columns `enable` was given.
 pub struct Columns {
-    pub key: String,
     pub body: String,
     pub title: Option<String>,
     pub published_at: Option<String>,
@@ -91,30 +141,55 @@ thread_local! {
 }
 
 /// The configuration of `tbl` (kept per backend, see `config_cache`), or None when
-/// it is not enabled (not cached: that is an error or a trigger left behind).
+/// it is not enabled (not cached: that is an error or a trigger left behind). For a
+/// partition of an enabled partitioned table (at any depth) it is that table's.
 pub fn enabled_table(tbl: pg_sys::Oid) -> Option<Rc<TableConfig>> {
     config_cache::get_or(&CONFIGS, tbl.to_u32(), || {
         // Read with the owner's rights (the writer needs none on the extension's
         // tables); a cached configuration costs no switch.
         let cfg = as_owner(|| read_table_config(tbl))?;
+        // ATTACH and DETACH PARTITION invalidate both tables' relcache entries.
         config_cache::watch(tbl);
+        config_cache::watch(cfg.tbl);
         Some(cfg)
     })
 }
 
-/// Reads an enabled table's row of `dedup.enabled_tables` and its collection, or
-/// None when the table is not enabled.
+/// Reads the row of `dedup.enabled_tables` of `tbl`, or of the partitioned table
+/// `tbl` is a partition of, and its collection; None when neither is enabled.
 fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
-    type Row = (String, String, String, Option<String>, String, Columns);
+    // The two columns 0.2.0 added are read through the row's jsonb, so that the new
+    // library still reads a 0.1.0 catalog until ALTER EXTENSION UPDATE runs.
+    type Row = (
+        pg_sys::Oid,
+        String,
+        String,
+        Option<String>,
+        String,
+        Columns,
+        Option<f64>,
+        Key,
+    );
     let row: Option<Row> = Spi::connect(|c| {
         let t = cache::select(
             c,
-            "SELECT format('%I.%I', n.nspname, r.relname), e.key_column::text, c.name, e.model, e.action, \
+            "SELECT e.tbl::oid, format('%I.%I', n.nspname, r.relname), c.name, e.model, e.action, \
                     e.body_column::text, e.title_column::text, e.published_at_column::text, \
-                    e.source_column::text, e.model_column::text \
-             FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id \
+                    e.source_column::text, e.model_column::text, \
+                    extract(epoch FROM e.t_window)::float8, e.key_column::text, \
+                    (SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_type y \
+                     JOIN pg_catalog.pg_attribute a ON a.attrelid = y.typrelid AND a.attnum > 0 AND NOT a.attisdropped \
+                     WHERE y.oid = e.k_type), \
+                    e.k_type::pg_catalog.text, \
+                    coalesce(e.k_type::pg_catalog.text, (SELECT pg_catalog.format_type(a.atttypid, a.atttypmod) \
+                     FROM pg_catalog.pg_attribute a WHERE a.attrelid = e.tbl AND a.attname = e.key_column AND NOT a.attisdropped)) \
+             FROM (SELECT x.*, (to_jsonb(x) ->> 'key_type')::pg_catalog.regtype AS k_type, \
+                          (to_jsonb(x) ->> 'time_window')::pg_catalog.interval AS t_window \
+                   FROM dedup.enabled_tables x) e \
+             JOIN dedup.collections c ON c.id = e.collection_id \
              JOIN pg_catalog.pg_class r ON r.oid = e.tbl JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace \
-             WHERE e.tbl = $1",
+             WHERE e.tbl IN (SELECT $1 UNION ALL SELECT a.relid FROM pg_catalog.pg_partition_ancestors($1) a) \
+             ORDER BY e.tbl = $1 DESC LIMIT 1",
             Some(1),
             &[tbl.into()],
         );
@@ -123,38 +198,50 @@ fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
         }
         let r = t.first();
         let s = |i: usize| r.get::<String>(i).ok().flatten();
-        let key = s(2).unwrap_or_default();
+        let composite = s(14);
+        let key = Key {
+            columns: match &composite {
+                Some(_) => r.get::<Vec<String>>(13).ok().flatten().unwrap_or_default(),
+                None => s(12).into_iter().collect(),
+            },
+            composite,
+            sql_type: s(15).unwrap_or_else(|| "text".into()),
+        };
         Some((
-            s(1).unwrap_or_default(),
-            key.clone(),
+            r.get::<pg_sys::Oid>(1).ok().flatten()?,
+            s(2).unwrap_or_default(),
             s(3).unwrap_or_default(),
             s(4),
             s(5).unwrap_or_default(),
             Columns {
-                key,
                 body: s(6).unwrap_or_default(),
                 title: s(7),
                 published_at: s(8),
                 source: s(9),
                 model: s(10),
             },
+            r.get::<f64>(11).ok().flatten(),
+            key,
         ))
     });
-    let (tname, key, coll, model, action, columns) = row?;
+    // A shard of a Citus distributed table: the distributed table's configuration.
+    let Some((root, tname, coll, model, action, columns, window, key)) = row else {
+        return crate::pg::citus::logical_table(tbl).and_then(read_table_config);
+    };
     let action = match action.as_str() {
         "skip" => Action::Skip,
         "error" => Action::Error,
         _ => Action::Mark,
     };
-    let scan = scan_target(tbl, &columns.key);
+    let window = window.map(|secs| (secs * 1e6).round() as i64);
     let column_types = Spi::connect(|c| {
         let t = cache::select(
             c,
             "SELECT 'dedup.document'::pg_catalog.regtype::oid, 'dedup.signature'::pg_catalog.regtype::oid, \
                     'dedup.verdict'::pg_catalog.regtype::oid, \
-                    (SELECT atttypid FROM pg_catalog.pg_attribute WHERE attrelid = $1 AND attname = $2 AND NOT attisdropped)",
+                    (SELECT atttypid FROM pg_catalog.pg_attribute WHERE attrelid = $1 AND attname = 'duplicate_of' AND NOT attisdropped)",
             Some(1),
-            &[tbl.into(), columns.key.as_str().into()],
+            &[root.into()],
         );
         let r = t.first();
         let oid = |i: usize| {
@@ -165,43 +252,133 @@ fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
         };
         [oid(1), oid(2), oid(3), oid(4)]
     });
+    // A distributed table's rows are on the workers: the lookup is a query on the
+    // distributed table, which Citus sends to every shard.
+    let distributed = crate::pg::citus::is_distributed(root);
+    let scan = if distributed {
+        None
+    } else {
+        scan_target(
+            root,
+            &key,
+            window.and(columns.published_at.as_deref()),
+            column_types[3],
+        )
+    };
     Some(TableConfig {
-        tbl,
+        tbl: root,
         tname,
-        key: pgrx::spi::quote_identifier(key),
+        key,
         coll: collections::load(&coll),
         model,
         columns,
         action,
+        window,
+        partitioned: partitions::is_partitioned(root),
+        distributed,
         scan,
         column_types,
     })
 }
 
-/// The signature index and columns a direct candidate lookup reads (see
-/// `pg::scan`), or None when the table has no valid, whole-column GIN index with
-/// `dedup.signature_ops` on `dedup_sig`.
-fn scan_target(tbl: pg_sys::Oid, key_column: &str) -> Option<scan::Target> {
+/// What a direct candidate lookup reads (see `pg::scan`): each leaf's signature
+/// index and attribute numbers, or None when a leaf has no valid, whole-column GIN
+/// index with `dedup.signature_ops` on `dedup_sig`, or the key columns' types do
+/// not match `duplicate_of` (then the SQL form runs). `time_column` is the column a
+/// window compares, when the table has one.
+fn scan_target(
+    tbl: pg_sys::Oid,
+    key: &Key,
+    time_column: Option<&str>,
+    dup_type: pg_sys::Oid,
+) -> Option<scan::Target> {
+    let key_types: Vec<(pg_sys::Oid, pg_sys::Oid)> = Spi::connect(|c| {
+        key.columns
+            .iter()
+            .map(|k| {
+                let t = cache::select(
+                    c,
+                    "SELECT atttypid, attcollation FROM pg_catalog.pg_attribute \
+                     WHERE attrelid = $1 AND attname = $2 AND attnum > 0 AND NOT attisdropped",
+                    Some(1),
+                    &[tbl.into(), k.as_str().into()],
+                );
+                if t.is_empty() {
+                    return None;
+                }
+                let r = t.first();
+                Some((
+                    r.get::<pg_sys::Oid>(1).ok().flatten()?,
+                    r.get::<pg_sys::Oid>(2).ok().flatten()?,
+                ))
+            })
+            .collect::<Option<Vec<_>>>()
+    })?;
+    if key_types.is_empty() || (key.composite.is_none() && key_types[0].0 != dup_type) {
+        return None;
+    }
+    let time_type: Option<pg_sys::Oid> = match time_column {
+        None => None,
+        Some(col) => Some(
+            Spi::get_one_with_args::<pg_sys::Oid>(
+                "SELECT atttypid FROM pg_catalog.pg_attribute WHERE attrelid = $1 AND attname = $2 AND NOT attisdropped",
+                &[tbl.into(), col.into()],
+            )
+            .ok()
+            .flatten()?,
+        ),
+    };
+    let mut match_proc = None;
+    let mut leaves = Vec::new();
+    for leaf in partitions::leaves(tbl, time_column) {
+        let (t, proc) = leaf_target(leaf, key, time_column, dup_type)?;
+        match_proc = Some(proc);
+        leaves.push(t);
+    }
+    Some(scan::Target {
+        match_proc: match_proc?,
+        key_types,
+        dup_type,
+        time_type,
+        leaves,
+    })
+}
+
+/// One leaf's part of [`scan_target`], with the function behind `%`.
+fn leaf_target(
+    leaf: partitions::Leaf,
+    key: &Key,
+    time_column: Option<&str>,
+    dup_type: pg_sys::Oid,
+) -> Option<(scan::LeafTarget, pg_sys::Oid)> {
+    let names: Vec<String> = key.columns.clone();
     Spi::connect(|c| {
         let t = cache::select(
             c,
-            "SELECT i.indexrelid, o.oprcode::oid, k.attnum, d.attnum, s.attnum, u.attnum, k.atttypid, k.attcollation \
-             FROM pg_catalog.pg_attribute k \
-             JOIN pg_catalog.pg_attribute d ON d.attrelid = k.attrelid AND d.attname = 'dedup_doc' AND NOT d.attisdropped \
-             JOIN pg_catalog.pg_attribute s ON s.attrelid = k.attrelid AND s.attname = 'dedup_sig' AND NOT s.attisdropped \
-             JOIN pg_catalog.pg_attribute u ON u.attrelid = k.attrelid AND u.attname = 'duplicate_of' AND NOT u.attisdropped \
-             JOIN pg_catalog.pg_index i ON i.indrelid = k.attrelid AND i.indnatts = 1 AND i.indkey[0] = s.attnum \
+            "SELECT i.indexrelid, o.oprcode::oid, d.attnum, s.attnum, u.attnum, \
+                    (SELECT array_agg(k.attnum ORDER BY x.i) FROM unnest($2::text[]) WITH ORDINALITY AS x(name, i) \
+                     JOIN pg_catalog.pg_attribute k ON k.attrelid = d.attrelid AND k.attname = x.name AND NOT k.attisdropped), \
+                    (SELECT t.attnum FROM pg_catalog.pg_attribute t WHERE t.attrelid = d.attrelid AND t.attname = $3 AND NOT t.attisdropped) \
+             FROM pg_catalog.pg_attribute d \
+             JOIN pg_catalog.pg_attribute s ON s.attrelid = d.attrelid AND s.attname = 'dedup_sig' AND NOT s.attisdropped \
+             JOIN pg_catalog.pg_attribute u ON u.attrelid = d.attrelid AND u.attname = 'duplicate_of' AND NOT u.attisdropped \
+             JOIN pg_catalog.pg_index i ON i.indrelid = d.attrelid AND i.indnatts = 1 AND i.indkey[0] = s.attnum \
                   AND i.indisvalid AND i.indisready AND i.indpred IS NULL AND i.indexprs IS NULL \
              JOIN pg_catalog.pg_opclass oc ON oc.oid = i.indclass[0] AND oc.opcname = 'signature_ops' \
              JOIN pg_catalog.pg_namespace ns ON ns.oid = oc.opcnamespace AND ns.nspname = 'dedup' \
              JOIN pg_catalog.pg_am am ON am.oid = oc.opcmethod AND am.amname = 'gin' \
              JOIN pg_catalog.pg_operator o ON o.oprname = '%' AND o.oprnamespace = ns.oid \
                   AND o.oprleft = s.atttypid AND o.oprright = s.atttypid \
-             WHERE k.attrelid = $1 AND k.attname = $2 AND NOT k.attisdropped AND u.atttypid = k.atttypid \
+             WHERE d.attrelid = $1 AND d.attname = 'dedup_doc' AND NOT d.attisdropped AND u.atttypid = $4 \
                AND s.atttypid = 'dedup.signature'::regtype AND d.atttypid = 'dedup.document'::regtype \
              ORDER BY i.indexrelid LIMIT 1",
             Some(1),
-            &[tbl.into(), key_column.into()],
+            &[
+                leaf.rel.into(),
+                names.clone().into(),
+                time_column.into(),
+                dup_type.into(),
+            ],
         );
         if t.is_empty() {
             return None;
@@ -209,16 +386,27 @@ fn scan_target(tbl: pg_sys::Oid, key_column: &str) -> Option<scan::Target> {
         let r = t.first();
         let oid = |i: usize| r.get::<pg_sys::Oid>(i).ok().flatten();
         let att = |i: usize| r.get::<i16>(i).ok().flatten();
-        Some(scan::Target {
-            index: oid(1)?,
-            match_proc: oid(2)?,
-            key_att: att(3)?,
-            doc_att: att(4)?,
-            sig_att: att(5)?,
-            dup_att: att(6)?,
-            key_type: oid(7)?,
-            key_collation: oid(8)?,
-        })
+        let key_atts = r.get::<Vec<i16>>(6).ok().flatten()?;
+        if key_atts.len() != names.len() {
+            return None;
+        }
+        let time_att = att(7);
+        if time_column.is_some() && time_att.is_none() {
+            return None;
+        }
+        Some((
+            scan::LeafTarget {
+                rel: leaf.rel,
+                index: oid(1)?,
+                key_atts,
+                doc_att: att(3)?,
+                sig_att: att(4)?,
+                dup_att: att(5)?,
+                time_att,
+                span: leaf.span,
+            },
+            oid(2)?,
+        ))
     })
 }
 
@@ -260,11 +448,13 @@ type Assessed = Result<WithAuthority, (Rc<Sketched>, f64)>;
 /// lookup (`pg::scan`) reads with a dirty snapshot, which also returns the rows of
 /// transactions still in progress (see `pg::keylocks`); a table without a usable
 /// signature index runs the same search as a query, with a new snapshot.
+#[allow(clippy::too_many_arguments)]
 fn find_candidates(
     cfg: &TableConfig,
     sig: &Signature,
     self_key: Option<&str>,
     new_snapshot: bool,
+    window: Option<Interval>,
     weigher: &mut Weigher,
     auth: &Authorities,
     prune: &Pruner,
@@ -300,12 +490,12 @@ fn find_candidates(
     if let Some(target) = &cfg.scan {
         let found = scan::candidates(
             target,
-            cfg.tbl,
             sig,
             self_key,
             new_snapshot,
             MAX_CANDIDATES as usize,
             &cfg.coll.limits,
+            window,
         );
         // SAFETY: each document is a non-null copy of a `dedup.document` varlena in
         // the current memory context, alive for the rest of the row's check.
@@ -334,17 +524,38 @@ fn find_candidates(
             })
             .collect();
     }
-    // The tie-break is the key column's own order (`r.key`: a bare `key` would name
-    // the first output column, the key as text, and sort 10 before 9).
+    // The tie-break is the key's own order (`r.id`: a bare `key` would name the
+    // first output column, the key as text, and sort 10 before 9). The window
+    // compares the time column read as timestamptz, as the trigger reads it.
+    let in_window = match (&cfg.columns.published_at, window) {
+        (Some(col), Some(_)) => format!(
+            " AND (r.{c} IS NULL OR r.{c}::timestamptz BETWEEN $3 AND $4)",
+            c = pgrx::spi::quote_identifier(col)
+        ),
+        _ => String::new(),
+    };
     let sql = format!(
-        "SELECT r.{key}::text, r.dedup_doc, r.duplicate_of::text FROM {t} AS r \
-         WHERE r.dedup_sig OPERATOR(dedup.%) $1 AND r.dedup_doc IS NOT NULL AND ($2::text IS NULL OR r.{key}::text <> $2) \
-         ORDER BY dedup.shared_keys(r.dedup_sig, $1) DESC, r.{key} LIMIT {MAX_CANDIDATES}",
-        key = cfg.key,
+        "SELECT {key}::text, r.dedup_doc, r.duplicate_of::text FROM {t} AS r \
+         WHERE r.dedup_sig OPERATOR(dedup.%) $1 AND r.dedup_doc IS NOT NULL AND ($2::text IS NULL OR {key}::text <> $2){in_window} \
+         ORDER BY dedup.shared_keys(r.dedup_sig, $1) DESC, {key} LIMIT {MAX_CANDIDATES}",
+        key = cfg.key.expr("r"),
         t = cfg.tname
     );
     Spi::connect_mut(|c| {
-        let args = [SignatureDatum::from_signature(sig).into(), self_key.into()];
+        let mut args = vec![SignatureDatum::from_signature(sig).into(), self_key.into()];
+        if !in_window.is_empty() {
+            let w = window.unwrap_or(Interval { lo: 0, hi: 0 });
+            args.push(
+                TimestampWithTimeZone::try_from(w.lo)
+                    .unwrap_or_else(|_| TimestampWithTimeZone::negative_infinity())
+                    .into(),
+            );
+            args.push(
+                TimestampWithTimeZone::try_from(w.hi)
+                    .unwrap_or_else(|_| TimestampWithTimeZone::positive_infinity())
+                    .into(),
+            );
+        }
         // The `%` operator reads the session settings: the collection's are put
         // in force for the query.
         let l = &cfg.coll.limits;
@@ -357,11 +568,13 @@ fn find_candidates(
             (c"dedup.similarity_threshold", threshold.as_c_str()),
         ];
         let t = crate::pg::guc_scope::with_settings(&settings, || {
-            if new_snapshot {
-                cache::select_new_snapshot(c, sql.as_str(), None, &args)
-            } else {
-                cache::select(c, sql.as_str(), None, &args)
-            }
+            crate::pg::citus::nested(|| {
+                if new_snapshot {
+                    cache::select_new_snapshot(c, sql.as_str(), None, &args)
+                } else {
+                    cache::select(c, sql.as_str(), None, &args)
+                }
+            })
         });
         // The documents stay in SPI memory, and are read, while the rows are alive.
         let rows: Vec<(Candidate, DocRef)> = t
@@ -563,11 +776,25 @@ pub fn check(
             weigher.weights_positive(),
         )),
     };
+    // The rows the new one is compared with (see `crate::window`).
+    let window = crate::window::around(new.doc().published_at, cfg.window);
     let (cands, mut judged) = loop {
-        if commit {
+        // Not on a Citus distributed table: the locks are per node, and the
+        // connections Citus opens for one statement, one per shard, would wait for
+        // each other's (a distributed deadlock). See docs/scale-out.md.
+        if commit && !cfg.distributed {
             keylocks::lock_row(cfg.coll.id, &sig.keys, cfg.scan.is_some());
         }
-        let cands = find_candidates(cfg, &sig, self_key, commit, &mut weigher, &auth, &pruner);
+        let cands = find_candidates(
+            cfg,
+            &sig,
+            self_key,
+            commit,
+            window,
+            &mut weigher,
+            &auth,
+            &pruner,
+        );
         let judged = judge(model.as_deref(), &new, &cands, &mut weigher, &auth, None);
         if let Some(xid) = must_wait(&judged) {
             // As a unique index does: wait for the transaction that inserted a
@@ -748,12 +975,6 @@ pub fn check_row(
 /// when the table's row trigger does it (an UPDATE's old row).
 pub fn forget(cfg: &TableConfig, doc: &DocumentDatum, row_trigger: bool) {
     stats::remove(cfg.coll.id, &doc.decode(), row_trigger.then_some(cfg.tbl));
-}
-
-/// Removes a row's document from its table's collection statistics (UPDATE, DELETE).
-#[pg_extern(volatile, strict, parallel_unsafe)]
-pub fn _forget(tbl: pg_sys::Oid, doc: DocumentDatum) {
-    forget(&table_config(tbl), &doc, false);
 }
 
 /// Whether the text would be a duplicate in `tbl`: the trigger's decision, without

@@ -2,8 +2,10 @@
 //! modules, and turns `DedupError` into an `ereport!` with its SQLSTATE.
 
 pub mod analyst;
+pub mod attach;
 pub mod cache;
 pub mod catalog;
+pub mod citus;
 pub mod collections;
 pub mod config_cache;
 pub mod document;
@@ -11,6 +13,7 @@ pub mod guc_scope;
 pub mod ingest;
 pub mod keylocks;
 pub mod models;
+pub mod partitions;
 pub mod privilege;
 pub mod recompute;
 pub mod scan;

@@ -121,6 +121,18 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
             })
             .collect()
     });
+    // A partitioned table's rows are in its leaf partitions: about ten progress
+    // steps per table, however many partitions it has.
+    let tables: Vec<(pg_sys::Oid, String, Option<String>, i64)> = tables
+        .into_iter()
+        .flat_map(|(oid, doc, sig)| {
+            let leaves = crate::pg::partitions::leaves(oid, None);
+            let steps = (STEPS / leaves.len().max(1) as i64).max(1);
+            leaves
+                .into_iter()
+                .map(move |l| (l.rel, doc.clone(), sig.clone(), steps))
+        })
+        .collect();
     if tables.is_empty() {
         notice(format!(
             "collection \"{}\" has no registered tables: statistics left as they are",
@@ -139,7 +151,7 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
             .unwrap_or_else(|e| spi_err(e));
     });
     let (mut n_docs, mut total_len) = (0i64, 0i64);
-    for (oid, col, _) in &tables {
+    for (oid, col, _, steps) in &tables {
         let (tname, qcol) = quoted_doc_column(*oid, col);
         let pages: i64 = Spi::get_one_with_args::<i64>(
             "SELECT (pg_relation_size($1) / current_setting('block_size')::int8)",
@@ -148,9 +160,17 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
         .ok()
         .flatten()
         .unwrap_or(0);
-        for chunk in tid_chunks(pages, STEPS) {
+        // A Citus distributed table has no pages here: Citus aggregates its shards.
+        let ranges: Vec<(String, i64)> = if crate::pg::citus::is_distributed(*oid) {
+            vec![("true".into(), 100)]
+        } else {
+            tid_chunks(pages, *steps)
+                .into_iter()
+                .map(|c| (c.ctid_range(), c.pct))
+                .collect()
+        };
+        for (range, pct) in ranges {
             pgrx::check_for_interrupts!();
-            let range = chunk.ctid_range();
             let sql = format!(
                 "WITH a AS (SELECT dedup.term_stats_agg({qcol}) AS s FROM {tname} WHERE {range}), \
                  ins AS (INSERT INTO _dedup_recompute SELECT e.key, (e.value->>0)::int8, (e.value->>1)::int8 \
@@ -170,8 +190,8 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
             n_docs += n;
             total_len += l;
             notice(format!(
-                "recompute \"{}\": {tname} statistics {}% ({n_docs} documents)",
-                coll.name, chunk.pct
+                "recompute \"{}\": {tname} statistics {pct}% ({n_docs} documents)",
+                coll.name
             ));
         }
     }
@@ -196,9 +216,9 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
         c.update("DROP TABLE _dedup_recompute", None, &[])
             .unwrap_or_else(|e| spi_err(e));
     });
-    for (oid, col, sig) in &tables {
+    for (oid, col, sig, steps) in &tables {
         if let Some(sig) = sig {
-            refresh_derived(coll, *oid, col, sig);
+            refresh_derived(coll, *oid, col, sig, *steps);
         }
     }
     n_docs
@@ -208,7 +228,10 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
 /// into a temp table in chunks (with progress), then writes them back with a single
 /// `UPDATE … FROM`, which Romanov measured at 100,000 rows/s against 1,500 for
 /// row-by-row updates.
-fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: &str) {
+fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: &str, steps: i64) {
+    if crate::pg::citus::is_distributed(tbl) {
+        return refresh_distributed(coll, tbl, doc_col, sig_col);
+    }
     let (tname, qdoc) = quoted_doc_column(tbl, doc_col);
     let qsig = pgrx::spi::quote_identifier(sig_col);
     let pages: i64 = Spi::get_one_with_args::<i64>(
@@ -229,7 +252,7 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
             .unwrap_or_else(|e| spi_err(e));
     });
     let mut done = 0i64;
-    for chunk in tid_chunks(pages, STEPS) {
+    for chunk in tid_chunks(pages, steps) {
         pgrx::check_for_interrupts!();
         let range = chunk.ctid_range();
         let sql = format!(
@@ -256,4 +279,65 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
         c.update("DROP TABLE _dedup_signatures", None, &[])
             .unwrap_or_else(|e| spi_err(e));
     });
+}
+
+/// [`refresh_derived`] for a Citus distributed table: its documents are brought
+/// here and signed here (a signature computed on a worker would read statistics
+/// this transaction has not committed yet), then written back by primary key
+/// (Citus refuses a modification by tuple id).
+fn refresh_distributed(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: &str) {
+    let (tname, qdoc) = quoted_doc_column(tbl, doc_col);
+    let qsig = pgrx::spi::quote_identifier(sig_col);
+    let key: Vec<String> = Spi::get_one_with_args::<Vec<String>>(
+        "SELECT k.names::text[] FROM dedup._key_columns($1::regclass) k",
+        &[tbl.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_default()
+    .into_iter()
+    .map(pgrx::spi::quote_identifier)
+    .collect();
+    if key.is_empty() {
+        crate::pg::raise(DedupError::NotEnabled {
+            msg: format!(
+                "distributed table {tname} has no primary key: its signatures cannot be refreshed"
+            ),
+            hint: Some("add a primary key (it holds the distribution column)".into()),
+        });
+    }
+    let cols = key.join(", ");
+    let on = key
+        .iter()
+        .map(|k| format!("t.{k} = s.{k}"))
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    let n = Spi::connect_mut(|c| {
+        for sql in [
+            format!(
+                "CREATE TEMP TABLE _dedup_signatures ON COMMIT DROP AS \
+                 SELECT {cols}, {qdoc} AS doc, NULL::dedup.signature AS sig FROM {tname} WHERE {qdoc} IS NOT NULL"
+            ),
+            "UPDATE _dedup_signatures SET sig = dedup.signature(doc, $1)".into(),
+        ] {
+            c.update(sql.as_str(), None, &[coll.name.as_str().into()])
+                .unwrap_or_else(|e| spi_err(e));
+        }
+        let n = c
+            .update(
+                format!("UPDATE {tname} t SET {qsig} = s.sig FROM _dedup_signatures s WHERE {on}")
+                    .as_str(),
+                None,
+                &[],
+            )
+            .unwrap_or_else(|e| spi_err(e))
+            .len() as i64;
+        c.update("DROP TABLE _dedup_signatures", None, &[])
+            .unwrap_or_else(|e| spi_err(e));
+        n
+    });
+    notice(format!(
+        "recompute \"{}\": {tname} signatures 100% ({n} rows)",
+        coll.name
+    ));
 }

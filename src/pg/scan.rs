@@ -8,11 +8,16 @@
 //! a bitmap scan of the table's GIN signature index, the heap pages it names through
 //! the table AM's bitmap-scan interface (which handles visibility, HOT chains and lossy
 //! pages, as a `Bitmap Heap Scan` node does), the `%` test on every row (it is cheap,
-//! and it is the recheck a lossy page needs), then the order and the limit. The SQL
-//! form stays for a table whose signature index is missing or unusable.
+//! and it is the recheck a lossy page needs), then the order and the limit. On a
+//! partitioned table it does so in every leaf partition the time window meets
+//! (`pg::partitions`, `crate::window`), and orders the rows of all of them. The SQL
+//! form stays for a table whose signature index is missing or unusable, and for a
+//! Citus distributed table (`pg::citus`).
 
+use crate::pg::partitions::to_timestamptz;
 use crate::pg::types::SignatureDatum;
 use crate::signature::Signature;
+use crate::window::{admits, Interval, Span};
 use pgrx::prelude::*;
 use std::ffi::CStr;
 
@@ -20,19 +25,37 @@ use std::ffi::CStr;
 /// read (`ingest::read_table_config`).
 #[derive(Clone, Debug)]
 pub struct Target {
-    /// The GIN index on the signature column, with `dedup.signature_ops`.
-    pub index: pg_sys::Oid,
     /// The function behind `dedup.%` (a scan key needs one; GIN itself uses the
     /// strategy number).
     pub match_proc: pg_sys::Oid,
-    /// Attribute numbers of the key, `dedup_doc`, `dedup_sig` and `duplicate_of`.
-    pub key_att: i16,
+    /// The key columns' types and collations, in key order.
+    pub key_types: Vec<(pg_sys::Oid, pg_sys::Oid)>,
+    /// The type of `duplicate_of`: the key column's, or the composite type of the
+    /// key columns (see `crate::rowkey`).
+    pub dup_type: pg_sys::Oid,
+    /// The type of the time column a window compares, if the table has a window.
+    pub time_type: Option<pg_sys::Oid>,
+    /// The tables that hold the rows: the table, or each leaf partition.
+    pub leaves: Vec<LeafTarget>,
+}
+
+/// One table holding rows of an enabled table (the table itself, or a leaf
+/// partition), with its own index and attribute numbers (a partition attached
+/// after its columns changed may number them differently).
+#[derive(Clone, Debug)]
+pub struct LeafTarget {
+    pub rel: pg_sys::Oid,
+    /// The GIN index on the signature column, with `dedup.signature_ops`.
+    pub index: pg_sys::Oid,
+    /// Attribute numbers of the key columns (in key order), `dedup_doc`,
+    /// `dedup_sig`, `duplicate_of` and the window's time column.
+    pub key_atts: Vec<i16>,
     pub doc_att: i16,
     pub sig_att: i16,
     pub dup_att: i16,
-    /// The key column's type and collation (`duplicate_of` has the same type).
-    pub key_type: pg_sys::Oid,
-    pub key_collation: pg_sys::Oid,
+    pub time_att: Option<i16>,
+    /// The times its rows can have (see `crate::window`).
+    pub span: Span,
 }
 
 /// A matching row: its key and `duplicate_of` as text, and its document as a datum
@@ -50,7 +73,7 @@ pub struct Hit {
 /// A row kept for ordering: datums copied out of the heap page.
 struct Row {
     shared: usize,
-    key: pg_sys::Datum,
+    key: Vec<pg_sys::Datum>,
     dup: Option<pg_sys::Datum>,
     doc: pg_sys::Datum,
     in_progress: Option<pg_sys::TransactionId>,
@@ -91,20 +114,23 @@ unsafe fn inserter(slot: *mut pg_sys::TupleTableSlot) -> Inserter {
     }
 }
 
-/// The rows of `tbl` whose signature matches `sig` under `%`, with a document, other
-/// than `self_key`; by shared keys (descending), then key (the key type's order);
-/// at most `limit`. Read with [`push_query_snapshot`]`(false)`, or with `dirty` with
-/// a dirty snapshot, as a unique index's check reads: every committed row, this
-/// transaction's own, and the rows of transactions still in progress (marked in
-/// [`Hit::in_progress`]; see `pg::keylocks`).
+/// The rows of the table whose signature matches `sig` under `%`, with a document,
+/// other than `self_key`, published within `window` (see `crate::window`); by
+/// shared keys (descending), then key (the key type's order); at most `limit`.
+/// Every leaf whose span meets the window is searched. Read with
+/// [`push_query_snapshot`]`(false)`, or with `dirty` with a dirty snapshot, as a
+/// unique index's check reads: every committed row, this transaction's own, and the
+/// rows of transactions still in progress (marked in [`Hit::in_progress`]; see
+/// `pg::keylocks`).
+#[allow(clippy::too_many_arguments)]
 pub fn candidates(
     t: &Target,
-    tbl: pg_sys::Oid,
     sig: &Signature,
     self_key: Option<&str>,
     dirty: bool,
     limit: usize,
     limits: &crate::limits::Limits,
+    window: Option<Interval>,
 ) -> Vec<Hit> {
     if sig.keys.is_empty() {
         return Vec::new();
@@ -118,7 +144,12 @@ pub fn candidates(
     // (or subtransaction) abort releases relations, buffer pins and snapshots, and
     // the palloc'd copies go with the memory context.
     unsafe {
-        let (key_len, key_byval) = type_len_byval(t.key_type);
+        let lens: Vec<(i16, bool)> = t
+            .key_types
+            .iter()
+            .map(|&(typ, _)| type_len_byval(typ))
+            .collect();
+        let dup_len = type_len_byval(t.dup_type);
         let pushed = if dirty {
             false
         } else {
@@ -133,114 +164,198 @@ pub fn candidates(
         } else {
             pg_sys::GetActiveSnapshot()
         };
-        let heap = pg_sys::table_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        let index = pg_sys::index_open(t.index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-
         let query = SignatureDatum::from_signature(sig)
             .into_datum()
             .unwrap_or(pg_sys::Datum::from(0usize));
-        let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
-        pg_sys::ScanKeyEntryInitialize(
-            &mut key,
-            0,
-            1,
-            1, // strategy 1: `%` (sql/signature.sql)
-            pg_sys::InvalidOid,
-            pg_sys::InvalidOid,
-            t.match_proc,
-            query,
-        );
-        let iscan = pg_sys::index_beginscan_bitmap(index, snapshot, 1);
-        pg_sys::index_rescan(iscan, &mut key, 1, std::ptr::null_mut(), 0);
-        let tbm = pg_sys::tbm_create(pg_sys::work_mem as i64 * 1024, std::ptr::null_mut());
-        pg_sys::index_getbitmap(iscan, tbm);
-        pg_sys::index_endscan(iscan);
-
-        let hscan = pg_sys::table_beginscan_bm(heap, snapshot, 0, std::ptr::null_mut());
-        let slot = pg_sys::table_slot_create(heap, std::ptr::null_mut());
-        let it = pg_sys::tbm_begin_iterate(tbm);
         let mut rows: Vec<Row> = Vec::new();
-        loop {
-            let res = pg_sys::tbm_iterate(it);
-            if res.is_null() {
-                break;
-            }
-            if !pg_sys::table_scan_bitmap_next_block(hscan, res) {
-                continue;
-            }
-            while pg_sys::table_scan_bitmap_next_tuple(hscan, res, slot) {
-                let in_progress = if dirty {
-                    match inserter(slot) {
-                        Inserter::Visible => None,
-                        Inserter::InProgress(xid) => Some(xid),
-                        Inserter::Aborted => continue,
-                    }
-                } else {
-                    None
-                };
-                let Some(doc) = attr(slot, t.doc_att) else {
-                    continue;
-                };
-                let Some(row_sig) = attr(slot, t.sig_att) else {
-                    continue;
-                };
-                let Some(row_sig) =
-                    SignatureDatum::from_polymorphic_datum(row_sig, false, pg_sys::InvalidOid)
-                else {
-                    continue;
-                };
-                let row_sig = row_sig.decode();
-                if !crate::signature::is_candidate(&row_sig, sig, min_shared, threshold) {
+        for leaf in t.leaves.iter().filter(|l| l.span.meets(window)) {
+            LEAVES_SEARCHED.with(|c| c.set(c.get() + 1));
+            let heap = pg_sys::table_open(leaf.rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            let index = pg_sys::index_open(leaf.index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
+            pg_sys::ScanKeyEntryInitialize(
+                &mut key,
+                0,
+                1,
+                1, // strategy 1: `%` (sql/signature.sql)
+                pg_sys::InvalidOid,
+                pg_sys::InvalidOid,
+                t.match_proc,
+                query,
+            );
+            let iscan = pg_sys::index_beginscan_bitmap(index, snapshot, 1);
+            pg_sys::index_rescan(iscan, &mut key, 1, std::ptr::null_mut(), 0);
+            let tbm = pg_sys::tbm_create(pg_sys::work_mem as i64 * 1024, std::ptr::null_mut());
+            pg_sys::index_getbitmap(iscan, tbm);
+            pg_sys::index_endscan(iscan);
+
+            let hscan = pg_sys::table_beginscan_bm(heap, snapshot, 0, std::ptr::null_mut());
+            let slot = pg_sys::table_slot_create(heap, std::ptr::null_mut());
+            let it = pg_sys::tbm_begin_iterate(tbm);
+            loop {
+                let res = pg_sys::tbm_iterate(it);
+                if res.is_null() {
+                    break;
+                }
+                if !pg_sys::table_scan_bitmap_next_block(hscan, res) {
                     continue;
                 }
-                let Some(k) = attr(slot, t.key_att) else {
-                    continue;
-                };
-                if let Some(me) = self_key {
-                    if output(t.key_type, k) == me {
+                while pg_sys::table_scan_bitmap_next_tuple(hscan, res, slot) {
+                    let in_progress = if dirty {
+                        match inserter(slot) {
+                            Inserter::Visible => None,
+                            Inserter::InProgress(xid) => Some(xid),
+                            Inserter::Aborted => continue,
+                        }
+                    } else {
+                        None
+                    };
+                    let Some(doc) = attr(slot, leaf.doc_att) else {
+                        continue;
+                    };
+                    let Some(row_sig) = attr(slot, leaf.sig_att) else {
+                        continue;
+                    };
+                    let Some(row_sig) =
+                        SignatureDatum::from_polymorphic_datum(row_sig, false, pg_sys::InvalidOid)
+                    else {
+                        continue;
+                    };
+                    let row_sig = row_sig.decode();
+                    if !crate::signature::is_candidate(&row_sig, sig, min_shared, threshold) {
                         continue;
                     }
+                    if window.is_some() {
+                        let at = match (leaf.time_att, t.time_type) {
+                            (Some(att), Some(typ)) => attr(slot, att).and_then(|d| time_of(typ, d)),
+                            _ => None,
+                        };
+                        if !admits(window, at) {
+                            continue;
+                        }
+                    }
+                    let Some(k) = leaf
+                        .key_atts
+                        .iter()
+                        .map(|&a| attr(slot, a))
+                        .collect::<Option<Vec<_>>>()
+                    else {
+                        continue;
+                    };
+                    if let Some(me) = self_key {
+                        if key_text(t, &k) == me {
+                            continue;
+                        }
+                    }
+                    rows.push(Row {
+                        shared: row_sig.shared_keys(sig),
+                        key: k
+                            .iter()
+                            .zip(&lens)
+                            .map(|(&d, &(len, byval))| datum_copy(d, len, byval))
+                            .collect(),
+                        dup: attr(slot, leaf.dup_att).map(|d| datum_copy(d, dup_len.0, dup_len.1)),
+                        doc: datum_copy(doc, -1, false),
+                        in_progress,
+                    });
                 }
-                rows.push(Row {
-                    shared: row_sig.shared_keys(sig),
-                    key: datum_copy(k, key_len, key_byval),
-                    dup: attr(slot, t.dup_att).map(|d| datum_copy(d, key_len, key_byval)),
-                    doc: datum_copy(doc, -1, false),
-                    in_progress,
-                });
             }
+            pg_sys::tbm_end_iterate(it);
+            pg_sys::ExecDropSingleTupleTableSlot(slot);
+            pg_sys::table_endscan(hscan);
+            pg_sys::tbm_free(tbm);
+            pg_sys::index_close(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         }
-        pg_sys::tbm_end_iterate(it);
-        pg_sys::ExecDropSingleTupleTableSlot(slot);
-        pg_sys::table_endscan(hscan);
-        pg_sys::tbm_free(tbm);
-        pg_sys::index_close(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        pg_sys::table_close(heap, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         pop_query_snapshot(pushed);
 
-        // ORDER BY shared keys DESC, key: the key type's default btree order under
-        // the column's collation, as the SQL form sorted.
-        let tc = pg_sys::lookup_type_cache(t.key_type, pg_sys::TYPECACHE_CMP_PROC_FINFO as i32);
-        let cmp = &mut (*tc).cmp_proc_finfo as *mut pg_sys::FmgrInfo;
-        let has_cmp = (*tc).cmp_proc_finfo.fn_oid != pg_sys::InvalidOid;
+        // ORDER BY shared keys DESC, key: each key column's default btree order
+        // under its collation, as the SQL form sorted.
+        let cmps: Vec<Option<(*mut pg_sys::FmgrInfo, pg_sys::Oid)>> = t
+            .key_types
+            .iter()
+            .map(|&(typ, coll)| {
+                let tc = pg_sys::lookup_type_cache(typ, pg_sys::TYPECACHE_CMP_PROC_FINFO as i32);
+                ((*tc).cmp_proc_finfo.fn_oid != pg_sys::InvalidOid)
+                    .then(|| (&mut (*tc).cmp_proc_finfo as *mut pg_sys::FmgrInfo, coll))
+            })
+            .collect();
         rows.sort_by(|a, b| {
             b.shared.cmp(&a.shared).then_with(|| {
-                if !has_cmp {
-                    return std::cmp::Ordering::Equal;
+                for (i, c) in cmps.iter().enumerate() {
+                    let Some((cmp, coll)) = *c else { continue };
+                    let r = pg_sys::FunctionCall2Coll(cmp, coll, a.key[i], b.key[i]);
+                    let o = (r.value() as i32).cmp(&0);
+                    if o != std::cmp::Ordering::Equal {
+                        return o;
+                    }
                 }
-                let c = pg_sys::FunctionCall2Coll(cmp, t.key_collation, a.key, b.key);
-                (c.value() as i32).cmp(&0)
+                std::cmp::Ordering::Equal
             })
         });
         rows.truncate(limit);
         rows.into_iter()
             .map(|r| Hit {
-                key: output(t.key_type, r.key),
-                duplicate_of: r.dup.map(|d| output(t.key_type, d)),
+                key: key_text(t, &r.key),
+                duplicate_of: r.dup.map(|d| output(t.dup_type, d)),
                 doc: r.doc,
                 in_progress: r.in_progress,
             })
             .collect()
+    }
+}
+
+thread_local! {
+    /// Tables (leaf partitions) this backend's lookups searched since it started.
+    static LEAVES_SEARCHED: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many tables this backend's candidate lookups searched since it started: one
+/// per lookup in a table that is not partitioned, one per partition searched in a
+/// partitioned one (a time window skips those outside it). For benchmarks and
+/// tests.
+#[pg_extern(volatile, parallel_restricted)]
+fn _leaves_searched() -> i64 {
+    LEAVES_SEARCHED.with(|c| c.get())
+}
+
+/// A key as text (see `crate::rowkey`).
+///
+/// # Safety
+/// `key` holds non-null datums of the target's key types.
+unsafe fn key_text(t: &Target, key: &[pg_sys::Datum]) -> String {
+    // SAFETY: the caller upholds this function's contract (see its comment).
+    unsafe {
+        let parts: Vec<String> = key
+            .iter()
+            .zip(&t.key_types)
+            .map(|(&d, &(typ, _))| output(typ, d))
+            .collect();
+        let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+        crate::rowkey::key_text(&refs)
+    }
+}
+
+/// A stored time as microseconds: a date, timestamp or timestamptz directly, any
+/// other type through its text form read as a timestamptz, as the trigger reads
+/// the new row's (raising, as it does, on text that is not a time).
+///
+/// # Safety
+/// `d` is a non-null datum of type `typ`.
+pub(crate) unsafe fn time_of(typ: pg_sys::Oid, d: pg_sys::Datum) -> Option<i64> {
+    // SAFETY: the caller upholds this function's contract (see its comment).
+    unsafe {
+        if let Some(t) = to_timestamptz(typ, d) {
+            return Some(t);
+        }
+        let text = std::ffi::CString::new(output(typ, d)).ok()?;
+        let ts = pg_sys::OidInputFunctionCall(
+            pg_sys::Oid::from(pg_sys::F_TIMESTAMPTZ_IN),
+            text.as_ptr() as *mut _,
+            pg_sys::InvalidOid,
+            -1,
+        );
+        Some(ts.value() as i64)
     }
 }
 

@@ -308,18 +308,6 @@ pub fn signature_column(tbl: pg_sys::Oid) -> String {
     }
 }
 
-/// The table's single-column primary key: its name and its type as SQL spells it
-/// (`format_type`), if it has one: `dedup._primary_key`, which `dedup.enable` asks
-/// too.
-pub fn primary_key(tbl: pg_sys::Oid) -> Option<(String, String)> {
-    Spi::get_two_with_args::<String, String>(
-        "SELECT k.name::text, k.type FROM dedup._primary_key($1::regclass) k",
-        &[tbl.into()],
-    )
-    .ok()
-    .and_then(|(name, typ)| Some((name?, typ?)))
-}
-
 /// Rows of `tbl` whose signature is a candidate for `sig`, found through the GIN
 /// index on the table's signature column; best first, at most `max`.
 #[pg_extern(stable, strict, parallel_restricted)]
@@ -346,9 +334,22 @@ fn _candidates(
         .ok()
         .flatten()
         .unwrap_or_default();
-    let key = primary_key(tbl)
-        .map(|(k, _)| format!("{}::text", pgrx::spi::quote_identifier(k)))
-        .unwrap_or_else(|| "NULL::text".into());
+    // The key as text (see `crate::rowkey`): a key of several columns as their
+    // composite value's text.
+    let key = Spi::get_one_with_args::<Vec<String>>(
+        "SELECT k.names::text[] FROM dedup._key_columns($1::regclass) k",
+        &[tbl.into()],
+    )
+    .ok()
+    .flatten()
+    .map(|cols| {
+        let cols: Vec<String> = cols.into_iter().map(pgrx::spi::quote_identifier).collect();
+        match cols.as_slice() {
+            [one] => format!("{one}::text"),
+            _ => format!("ROW({})::text", cols.join(", ")),
+        }
+    })
+    .unwrap_or_else(|| "NULL::text".into());
     let sql = format!(
         "SELECT ctid, {key}, dedup.shared_keys({col}, $1), dedup.similarity({col}, $1) FROM {tname} \
          WHERE {col} OPERATOR(dedup.%) $1 ORDER BY 4 DESC, 3 DESC, 1 LIMIT $2"

@@ -15,6 +15,12 @@
 //!   handed back was stored (nearly always), the changes stand; otherwise they are
 //!   rebuilt from the stored rows' documents, read back by tuple id, or (when the
 //!   level holds other changes too) the collection is recomputed.
+//!
+//! On a partitioned table the statement is followed as the enabled (root) table's,
+//! whichever table it names (each partition has its own statement triggers), and
+//! stored rows are kept with their partition. An UPDATE that moves a row to another
+//! partition is a delete and an insert to the executor, whose triggers fire too:
+//! `txdelta::Statement::take_move` tells them apart from real ones.
 
 use crate::pg::ingest;
 use crate::pg::stats::with_own_changes;
@@ -69,16 +75,25 @@ fn subtransaction() -> u32 {
     unsafe { pg_sys::GetCurrentSubTransactionId() }
 }
 
+/// The enabled table whose statements `tbl`'s are followed as: itself, or the
+/// partitioned table it is a partition of (a statement on a partition opens that
+/// table's level, and its rows, wherever they are routed, count there).
+fn followed_as(tbl: pg_sys::Oid) -> Option<u32> {
+    ingest::enabled_table(tbl).map(|c| c.tbl.to_u32())
+}
+
 /// `dedup_statement_start`: a statement on `rel` begins.
 pub fn start(rel: &PgRelation) {
     if followed(rel) {
-        let tbl = rel.oid().to_u32();
+        let Some(tbl) = followed_as(rel.oid()) else {
+            return;
+        };
         with_own_changes(|d| d.open_statement(subtransaction(), tbl));
     }
 }
 
-/// The row trigger hands a row back to the executor; `taken_as_given` when it did
-/// not count the row's document (a restored row).
+/// The row trigger hands a row of the enabled table `tbl` back to the executor;
+/// `taken_as_given` when it did not count the row's document (a restored row).
 pub fn row_returned(tbl: pg_sys::Oid, taken_as_given: bool) {
     with_own_changes(|d| {
         if let Some(s) = d.statement(tbl.to_u32()) {
@@ -88,34 +103,53 @@ pub fn row_returned(tbl: pg_sys::Oid, taken_as_given: bool) {
     });
 }
 
-/// `dedup_row_stored`: a row of `tbl` was stored (`old`: the version an update
-/// replaced).
-pub fn row_stored(
+/// Runs `f` on the open statement of the enabled table `tbl`, if there is one.
+pub fn with_statement<R>(
     tbl: pg_sys::Oid,
+    f: impl FnOnce(&mut crate::txdelta::Statement) -> R,
+) -> Option<R> {
+    with_own_changes(|d| d.statement(tbl.to_u32()).map(f))
+}
+
+/// `dedup_row_stored`: a row of `rel` (a partition, when the enabled table is
+/// partitioned) was stored (`old`: the version an update replaced).
+pub fn row_stored(
+    rel: pg_sys::Oid,
     old: Option<&pg_sys::ItemPointerData>,
     new: &pg_sys::ItemPointerData,
 ) {
+    let Some(tbl) = followed_as(rel) else {
+        return;
+    };
+    let r = rel.to_u32();
     with_own_changes(|d| {
-        if let Some(s) = d.statement(tbl.to_u32()) {
+        if let Some(s) = d.statement(tbl) {
             match old {
-                Some(o) => s.updated.push((tid(o), tid(new))),
-                None => s.inserted.push(tid(new)),
+                Some(o) => s.updated.push((r, tid(o), tid(new))),
+                None => s.inserted.push((r, tid(new))),
             }
         }
     });
 }
 
+/// A tuple id as one number (see [`row_stored`]), for [`crate::txdelta::Statement::note_update`].
+pub fn tid_of(t: &pg_sys::ItemPointerData) -> u64 {
+    tid(t)
+}
+
 /// `dedup_statement_end`: the statement on `rel` ended; its changes stand,
 /// rebuilt from the stored rows when some counted rows never reached the table.
 pub fn end(rel: &PgRelation) {
-    let tbl = rel.oid();
-    let Some((sub, st, mut colls)) = with_own_changes(|d| d.close_statement(tbl.to_u32())) else {
+    let Some(tbl) = followed_as(rel.oid()) else {
+        return;
+    };
+    let Some((sub, st, mut colls)) = with_own_changes(|d| d.close_statement(tbl)) else {
         return;
     };
     let repair = st.repair();
     let cfg = match repair {
         Repair::Keep => None,
-        _ => ingest::enabled_table(tbl),
+        _ => ingest::enabled_table(rel.oid()),
     };
     let Some(cfg) = cfg else {
         with_own_changes(|d| d.merge_down(sub, colls));
@@ -124,7 +158,7 @@ pub fn end(rel: &PgRelation) {
     match repair {
         Repair::Keep => {}
         Repair::Rebuild => {
-            colls.insert(cfg.coll.id, stored_changes(rel, &st));
+            colls.insert(cfg.coll.id, stored_changes(&st));
         }
         Repair::Recompute => {
             with_own_changes(|d| d.merge_down(sub, colls));
@@ -138,67 +172,69 @@ pub fn end(rel: &PgRelation) {
 }
 
 /// The statistics changes of the statement's stored rows: each inserted row's
-/// document, and for each updated row its new document less its old one.
-fn stored_changes(rel: &PgRelation, st: &crate::txdelta::Statement) -> CollDelta {
+/// document, for each updated row its new document less its old one, and for each
+/// row moved to another partition (stored as an insert there) its old document
+/// taken away.
+fn stored_changes(st: &crate::txdelta::Statement) -> CollDelta {
     let mut delta = CollDelta::default();
-    let Some(att) = doc_attribute(rel) else {
-        return delta;
-    };
-    let mut add = |t: u64, sign: i64| {
-        if let Some(doc) = document_at(rel, att, t) {
+    let mut add = |rel: u32, t: u64, sign: i64| {
+        if let Some(doc) = document_at(pg_sys::Oid::from(rel), t) {
             delta.add_document(&doc, sign);
         }
     };
-    for &t in &st.inserted {
-        add(t, 1);
+    for &(rel, t) in &st.inserted {
+        add(rel, t, 1);
     }
-    for &(old, new) in &st.updated {
-        add(old, -1);
-        add(new, 1);
+    for &(rel, old, new) in &st.updated {
+        add(rel, old, -1);
+        add(rel, new, 1);
+    }
+    for &(rel, t) in &st.moved_from {
+        add(rel, t, -1);
     }
     delta
 }
 
-/// The attribute number of `dedup_doc`.
-fn doc_attribute(rel: &PgRelation) -> Option<i32> {
-    // SAFETY: an open relation's descriptor.
-    let n = unsafe { pg_sys::SPI_fnumber((*rel.as_ptr()).rd_att, c"dedup_doc".as_ptr()) };
-    (n > 0).then_some(n)
-}
-
-/// The document of the tuple version at `t` (any version: an update's old one is
-/// dead to this transaction's snapshot).
-fn document_at(rel: &PgRelation, att: i32, t: u64) -> Option<crate::document::Document> {
+/// The document of the tuple version at `t` of relation `rel` (any version: an
+/// update's old one is dead to this transaction's snapshot).
+fn document_at(rel: pg_sys::Oid, t: u64) -> Option<crate::document::Document> {
     let mut tuple = pg_sys::HeapTupleData {
         t_self: item_pointer(t),
         ..Default::default()
     };
     let mut buffer: pg_sys::Buffer = 0;
-    // SAFETY: heap_fetch of a tuple id this statement stored, with SnapshotAny; the
-    // buffer it pins is released below, after the datum was copied out.
+    // SAFETY: the relation is one this statement stored a row in (it holds a lock
+    // on it until the transaction ends); heap_fetch of a tuple id it stored, with
+    // SnapshotAny; the buffer it pins is released below, after the datum was
+    // copied out, and the relation closed.
     unsafe {
-        let found = pg_sys::heap_fetch(
-            rel.as_ptr(),
-            std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData),
-            &mut tuple,
-            &mut buffer,
-            false,
-        );
-        if !found {
-            if buffer != 0 {
-                pg_sys::ReleaseBuffer(buffer);
+        let r = pg_sys::table_open(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let att = pg_sys::SPI_fnumber((*r).rd_att, c"dedup_doc".as_ptr());
+        let mut doc = None;
+        if att > 0
+            && pg_sys::heap_fetch(
+                r,
+                std::ptr::addr_of_mut!(pg_sys::SnapshotAnyData),
+                &mut tuple,
+                &mut buffer,
+                false,
+            )
+        {
+            let mut isnull = false;
+            let d = pg_sys::heap_getattr(&mut tuple, att, (*r).rd_att, &mut isnull);
+            if !isnull {
+                doc = crate::pg::types::DocumentDatum::from_polymorphic_datum(
+                    d,
+                    false,
+                    pg_sys::InvalidOid,
+                )
+                .map(|d| d.decode());
             }
-            return None;
         }
-        let mut isnull = false;
-        let d = pg_sys::heap_getattr(&mut tuple, att, (*rel.as_ptr()).rd_att, &mut isnull);
-        let doc = if isnull {
-            None
-        } else {
-            crate::pg::types::DocumentDatum::from_polymorphic_datum(d, false, pg_sys::InvalidOid)
-                .map(|d| d.decode())
-        };
-        pg_sys::ReleaseBuffer(buffer);
+        if buffer != 0 {
+            pg_sys::ReleaseBuffer(buffer);
+        }
+        pg_sys::table_close(r, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         doc
     }
 }

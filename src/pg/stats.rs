@@ -134,8 +134,16 @@ pub fn flush() {
     let all = DELTA.with(|d| d.borrow_mut().take());
     if !all.is_empty() {
         // Whoever commits, the statistics are written with the owner's rights.
-        with_snapshot(|| crate::pg::privilege::as_owner(|| write_changes(all, true)));
+        // On a Citus worker the statistics are reference tables (see `pg::citus`).
+        with_snapshot(|| {
+            crate::pg::privilege::as_owner(|| crate::pg::citus::nested(|| write_changes(all, true)))
+        });
     }
+}
+
+/// Whether this transaction has statistics changes not yet written.
+pub fn has_own_changes() -> bool {
+    DELTA.with(|d| !d.borrow().is_empty())
 }
 
 /// Writes this transaction's changes to one collection now (see [`flush`]); the

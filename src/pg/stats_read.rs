@@ -58,6 +58,31 @@ fn stats_relation() -> Option<StatsRelation> {
             return Some(r);
         }
     }
+    // On Citus the table is a reference table: this node's copy is a shard of it
+    // (see `pg::citus`), or, without one here, the query reads it.
+    if crate::pg::citus::present() {
+        let r = crate::pg::citus::local_placement("dedup.collection_stats").and_then(|(rel, pkey)| {
+            let atts = Spi::get_one_with_args::<Vec<i32>>(
+                "SELECT array_agg(attnum::int4 ORDER BY array_position(ARRAY['n_docs', 'total_len', 'last_recompute'], attname::text)) \
+                 FROM pg_catalog.pg_attribute WHERE attrelid = $1 \
+                   AND attname IN ('n_docs', 'total_len', 'last_recompute') AND NOT attisdropped",
+                &[rel.into()],
+            )
+            .ok()
+            .flatten()?;
+            Some(StatsRelation {
+                rel,
+                pkey,
+                atts: [*atts.first()?, *atts.get(1)?, *atts.get(2)?],
+            })
+        });
+        if let Some(r) = r {
+            STATS_RELATION.with(|c| c.set(Some((epoch, r))));
+        }
+        if crate::pg::citus::is_distributed_name("dedup.collection_stats") {
+            return r;
+        }
+    }
     let r = Spi::connect(|c| {
         let t = cache::select(
             c,

@@ -156,6 +156,61 @@ fn dedup_col(row: &Row, name: &str, cfg: &TableConfig) -> Col {
     col
 }
 
+/// The row's primary key as text (see `crate::rowkey`), None when a key column is
+/// missing or NULL.
+fn row_key(row: &Row, cfg: &TableConfig) -> Option<String> {
+    let parts: Vec<String> = cfg
+        .key
+        .columns
+        .iter()
+        .map(|c| row.text(row.col(c)))
+        .collect::<Option<_>>()?;
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    Some(crate::rowkey::key_text(&refs))
+}
+
+/// Whether an UPDATE sets a column the document is made of (the text columns,
+/// the model column or `dedup_doc`), by the columns the statement names.
+fn updates_document(
+    data: &pg_sys::TriggerData,
+    row: &Row,
+    cfg: &TableConfig,
+    doc_col: Col,
+) -> bool {
+    let c = &cfg.columns;
+    let names = [
+        Some(c.body.as_str()),
+        c.title.as_deref(),
+        c.published_at.as_deref(),
+        c.source.as_deref(),
+        c.model.as_deref(),
+    ];
+    let cols = names
+        .into_iter()
+        .flatten()
+        .filter_map(|n| row.col(n))
+        .chain(std::iter::once(doc_col));
+    let updated = data.tg_updatedcols;
+    cols.into_iter().any(|col| {
+        // SAFETY: a Bitmapset PostgreSQL built for this trigger event (NULL is empty).
+        unsafe {
+            pg_sys::bms_is_member(
+                col.attno - pg_sys::FirstLowInvalidHeapAttributeNumber,
+                updated,
+            )
+        }
+    })
+}
+
+/// An identity of a stored document's bytes, to recognise it again within a
+/// statement (see `txdelta::Statement::take_move_delete`).
+pub fn doc_identity(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    h.finish()
+}
+
 #[pg_trigger]
 fn _trigger<'a>(
     trigger: &'a pgrx::PgTrigger<'a>,
@@ -198,11 +253,56 @@ fn _trigger<'a>(
         statement::row_returned(tbl, false);
         return Ok(Some(unchanged()));
     };
+    // The trigger fires on `tbl`, a partition when the enabled table `cfg.tbl` is
+    // partitioned; its statements are followed as the enabled table's.
+    let root = cfg.tbl;
     let row = Row {
         tuple: new_tuple,
         desc,
     };
+    let key = if cfg.partitioned || is_update {
+        row_key(&row, &cfg)
+    } else {
+        None
+    };
+    // The second half of an update that moved the row to another partition (see
+    // `txdelta::Statement::take_move`): the row keeps the document the update
+    // gave it, or had. Counted once, as the update's.
+    if cfg.partitioned && !is_update {
+        if let Some(counted) = key
+            .as_deref()
+            .and_then(|k| statement::with_statement(root, |s| s.take_move(k)))
+            .flatten()
+        {
+            if !counted {
+                statement::row_returned(root, false);
+            }
+            return Ok(Some(unchanged()));
+        }
+    }
     let doc_col = dedup_col(&row, "dedup_doc", &cfg);
+    // On a partitioned table the trigger fires for every UPDATE (an update of any
+    // column may move the row to another partition); one that changes none of the
+    // columns the document is made of leaves the row as it is.
+    if cfg.partitioned && is_update && !updates_document(data, &row, &cfg, doc_col) {
+        if let Some(k) = key.clone() {
+            // SAFETY: the old row of an update trigger is a heap tuple with its
+            // tuple id.
+            let at = unsafe { statement::tid_of(&(*data.tg_trigtuple).t_self) };
+            let old = Row {
+                tuple: data.tg_trigtuple,
+                desc,
+            };
+            let doc_id = old.datum(doc_col).and_then(|d| {
+                // SAFETY: a non-null dedup.document datum.
+                unsafe { DocumentDatum::from_datum(d, false) }.map(|d| doc_identity(&d.0))
+            });
+            statement::with_statement(root, |s| {
+                s.note_update(k, (tbl.to_u32(), at), doc_id, false)
+            });
+        }
+        return Ok(Some(unchanged()));
+    }
     // A row that arrives with its document and verdict already set, from the
     // table's owner, is a restored one (a data-only pg_restore, a COPY of a dump):
     // it is taken as it is, neither checked again nor counted (the statistics
@@ -212,7 +312,7 @@ fn _trigger<'a>(
         && row.datum(dedup_col(&row, "dedup_verdict", &cfg)).is_some()
         && privilege::owns(tbl, privilege::caller())
     {
-        statement::row_returned(tbl, true);
+        statement::row_returned(root, true);
         return Ok(Some(unchanged()));
     }
     if is_update {
@@ -220,11 +320,23 @@ fn _trigger<'a>(
             tuple: data.tg_trigtuple,
             desc,
         };
-        if let Some(d) = old.datum(doc_col) {
+        let old_doc = old.datum(doc_col).and_then(|d| {
             // SAFETY: a non-null dedup.document datum.
-            if let Some(doc) = unsafe { DocumentDatum::from_datum(d, false) } {
-                as_owner(|| ingest::forget(&cfg, &doc, true));
+            unsafe { DocumentDatum::from_datum(d, false) }
+        });
+        if cfg.partitioned {
+            if let Some(k) = key.clone() {
+                // SAFETY: the old row of an update trigger is a heap tuple with its
+                // tuple id.
+                let at = unsafe { statement::tid_of(&(*data.tg_trigtuple).t_self) };
+                let doc_id = old_doc.as_ref().map(|d| doc_identity(&d.0));
+                statement::with_statement(root, |s| {
+                    s.note_update(k, (tbl.to_u32(), at), doc_id, true)
+                });
             }
+        }
+        if let Some(doc) = &old_doc {
+            as_owner(|| ingest::forget(&cfg, doc, true));
         }
     }
     let c = &cfg.columns;
@@ -236,11 +348,7 @@ fn _trigger<'a>(
         .and_then(|n| row.timestamptz(row.col(n)));
     let source = c.source.as_deref().and_then(|n| row.text(row.col(n)));
     let model = c.model.as_deref().and_then(|n| row.text(row.col(n)));
-    let self_key = if is_update {
-        row.text(row.col(&c.key))
-    } else {
-        None
-    };
+    let self_key = if is_update { key.clone() } else { None };
     let checked = as_owner(|| {
         ingest::check_row(
             &cfg,
@@ -264,12 +372,16 @@ fn _trigger<'a>(
         match cfg.action {
             Action::Mark => {}
             Action::Skip => {
-                as_owner(|| reject(&cfg, new_tuple, desc, data, original, &checked));
+                as_owner(|| {
+                    crate::pg::citus::nested(|| {
+                        reject(&cfg, new_tuple, desc, data, original, &checked)
+                    })
+                });
                 return Ok(None);
             }
             Action::Error => {
                 let name =
-                    Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
+                    Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[root.into()])
                         .ok()
                         .flatten()
                         .unwrap_or_else(|| cfg.tname.clone());
@@ -277,7 +389,7 @@ fn _trigger<'a>(
                 let score = checked.score.map(|s| format!("{s:.4}")).unwrap_or_default();
                 // The original's key only for a writer who may read it, as in a
                 // unique violation's DETAIL.
-                let detail = if privilege::may_read(tbl, privilege::caller()) {
+                let detail = if privilege::may_read(root, privilege::caller()) {
                     format!("The row duplicates the row with key {original} in {name} (verdict {v}, score {score}).")
                 } else {
                     format!("The row duplicates a row of {name} (verdict {v}, score {score}).")
@@ -310,7 +422,10 @@ fn _trigger<'a>(
         checked
             .original
             .as_deref()
-            .filter(|_| !privilege::under_rls(tbl, privilege::caller()))
+            .filter(|_| {
+                !privilege::under_rls(root, privilege::caller())
+                    && !privilege::under_rls(tbl, privilege::caller())
+            })
             .and_then(|o| input(dup_col, o)),
     ];
     let mut cols = [
@@ -336,11 +451,27 @@ fn _trigger<'a>(
             nulls.as_mut_ptr(),
         )
     };
-    statement::row_returned(tbl, false);
+    statement::row_returned(root, false);
     // SAFETY: as above.
     Ok(Some(unsafe {
         PgHeapTuple::from_heap_tuple(pgrx::PgTupleDesc::from_pg_unchecked(desc), modified)
     }))
+}
+
+/// Removes a row's document from its table's collection statistics (UPDATE,
+/// DELETE): `dedup._delete_trigger()` calls it with the relation the row was
+/// deleted from. The delete half of an update that moved a row to another
+/// partition removes nothing (the update did).
+#[pg_extern(volatile, strict, parallel_unsafe)]
+pub fn _forget(tbl: pg_sys::Oid, doc: DocumentDatum) {
+    let cfg = ingest::table_config(tbl);
+    if cfg.partitioned {
+        let id = doc_identity(&doc.0);
+        if statement::with_statement(cfg.tbl, |s| s.take_move_delete(id)).unwrap_or(false) {
+            return;
+        }
+    }
+    ingest::forget(&cfg, &doc, false);
 }
 
 /// `dedup_statement_start`, BEFORE INSERT OR UPDATE FOR EACH STATEMENT: opens the
@@ -433,11 +564,13 @@ fn reject(
     Spi::connect_mut(|c| {
         crate::pg::cache::update(
             c,
+            // The table by name: on Citus this runs on a worker, whose OID for it
+            // is its own (see `pg::citus`).
             "INSERT INTO dedup.rejected (tbl, row_data, original_key, verdict, score) \
-             VALUES ($1, to_jsonb($2), $3, $4, $5)",
+             VALUES ($1::pg_catalog.regclass, to_jsonb($2), $3, $4, $5)",
             None,
             &[
-                cfg.tbl.into(),
+                cfg.tname.as_str().into(),
                 row,
                 original.into(),
                 checked.verdict.into(),

@@ -26,6 +26,21 @@ pub fn register() {
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+    if event == pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE
+        && crate::pg::citus::internal_backend()
+        && crate::pg::stats::has_own_changes()
+    {
+        // A Citus coordinator prepares the transaction on each worker it wrote on
+        // when there are several: the statistics writes (to reference tables on
+        // every node) cannot start distributed work of their own then.
+        crate::pg::raise(crate::error::DedupError::FeatureNotSupported {
+            msg: "an enabled distributed table was written on several workers in one transaction".into(),
+            hint: Some(
+                "write it one row per statement and transaction, or load it on one node and then dedup.distribute it"
+                    .into(),
+            ),
+        });
+    }
     if event == pg_sys::XactEvent::XACT_EVENT_PRE_COMMIT
         || event == pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE
     {

@@ -1,0 +1,127 @@
+//! A partition that joins or leaves an enabled partitioned table (`CREATE TABLE …
+//! PARTITION OF`, `ATTACH PARTITION`, `DETACH PARTITION`), as the event trigger
+//! `dedup._partitions_changed` (sql/ingest.sql) sees it after the DDL: the
+//! documents the partition holds join or leave the collection statistics.
+
+use crate::pg::ingest;
+use crate::pg::spi_err;
+use crate::pg::stats;
+use crate::pg::types::DocumentDatum;
+use pgrx::prelude::*;
+
+/// Adds (`sign` 1) or removes (-1) the stored documents of partition `part` to or
+/// from the statistics of the enabled table `tbl`'s collection, as this
+/// transaction's changes (written when it commits); returns the documents counted.
+/// Interrupts: checked per batch of rows fetched.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn _count_partition(tbl: pg_sys::Oid, part: pg_sys::Oid, sign: i32) -> i64 {
+    let cfg = ingest::table_config(tbl);
+    let name = Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[part.into()])
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let sql = format!("SELECT dedup_doc FROM {name} WHERE dedup_doc IS NOT NULL");
+    let mut n = 0i64;
+    Spi::connect_mut(|c| {
+        let mut cur = c.open_cursor(sql.as_str(), &[]);
+        loop {
+            pgrx::check_for_interrupts!();
+            let batch = cur.fetch(1000).unwrap_or_else(|e| spi_err(e));
+            if batch.is_empty() {
+                break;
+            }
+            for r in batch {
+                let Some(d) = r.get::<DocumentDatum>(1).ok().flatten() else {
+                    continue;
+                };
+                let doc = d.decode();
+                if sign < 0 {
+                    stats::remove(cfg.coll.id, &doc, None);
+                } else {
+                    stats::add(cfg.coll.id, &doc, None);
+                }
+                n += 1;
+            }
+        }
+    });
+    n
+}
+
+/// Before `DROP TABLE` of a partition of an enabled partitioned table (at any
+/// depth, or a partitioned partition with its own), its documents leave the
+/// statistics: after the drop nothing can read them. The event trigger
+/// `dedup_partition_dropping` (ON ddl_command_start WHEN TAG IN ('DROP TABLE'))
+/// calls this with the statement. If the drop fails, the transaction's changes go
+/// with it.
+fn dropping(stmt: *mut pg_sys::DropStmt) {
+    if crate::pg::citus::internal_backend() {
+        return;
+    }
+    // SAFETY: a DropStmt the event trigger was handed; its objects are lists of
+    // String nodes naming relations, looked up without a lock (the drop that
+    // follows takes its own) and skipped when they do not exist.
+    let rels: Vec<pg_sys::Oid> = unsafe {
+        if (*stmt).removeType != pg_sys::ObjectType::OBJECT_TABLE || (*stmt).objects.is_null() {
+            return;
+        }
+        let objects = pgrx::PgList::<pg_sys::List>::from_pg((*stmt).objects);
+        objects
+            .iter_ptr()
+            .filter_map(|names| {
+                let rv = pg_sys::makeRangeVarFromNameList(names);
+                let oid = pg_sys::RangeVarGetRelidExtended(
+                    rv,
+                    pg_sys::NoLock as pg_sys::LOCKMODE,
+                    pg_sys::RVROption::RVR_MISSING_OK,
+                    None,
+                    std::ptr::null_mut(),
+                );
+                (oid != pg_sys::InvalidOid).then_some(oid)
+            })
+            .collect()
+    };
+    for rel in rels {
+        let root = crate::pg::privilege::as_owner(|| {
+            Spi::get_one_with_args::<pg_sys::Oid>(
+                "SELECT e.tbl::oid FROM dedup.enabled_tables e \
+                 WHERE e.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors($1) a) AND e.tbl <> $1::regclass",
+                &[rel.into()],
+            )
+            .ok()
+            .flatten()
+        });
+        let Some(root) = root else { continue };
+        for leaf in crate::pg::partitions::leaves(rel, None) {
+            crate::pg::privilege::as_owner(|| _count_partition(root, leaf.rel, -1));
+        }
+    }
+}
+
+#[no_mangle]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_dedup_partition_dropping() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// `dedup._partition_dropping()`, the event trigger function (see [`dropping`]).
+#[no_mangle]
+#[doc(hidden)]
+#[pg_guard]
+pub unsafe extern "C-unwind" fn dedup_partition_dropping(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    // SAFETY: PostgreSQL calls an event trigger function with EventTriggerData as
+    // its context; anything else is left alone.
+    unsafe {
+        let ctx = (*fcinfo).context;
+        if !ctx.is_null() && (*ctx).type_ == pg_sys::NodeTag::T_EventTriggerData {
+            let data = ctx.cast::<pg_sys::EventTriggerData>();
+            let tree = (*data).parsetree;
+            if !tree.is_null() && (*tree).type_ == pg_sys::NodeTag::T_DropStmt {
+                dropping(tree.cast::<pg_sys::DropStmt>());
+            }
+        }
+        pg_sys::Datum::from(0usize)
+    }
+}

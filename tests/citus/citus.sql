@@ -1,0 +1,189 @@
+-- pg_dedup on a Citus cluster (run by tests/citus/citus.sh on the coordinator):
+-- the same stream of single-row inserts into a hash-distributed table and into a
+-- table of a plain database on one node gives the same verdicts, pairs, groups and
+-- statistics; reprints whose original is on the other worker are caught.
+SET client_min_messages = warning;
+-- One node: database pg_dedup_single, without Citus. Its results are kept in psql
+-- variables as digests.
+\c pg_dedup_single
+SET client_min_messages = warning;
+CREATE EXTENSION pg_dedup;
+CREATE FUNCTION story(s int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT string_agg('w' || (abs(hashtext(s || ':' || j)::int8) % 3000), ' ' ORDER BY j) || '. Итог ' || s || '.'
+  FROM generate_series(1, 30) AS j $$;
+-- The stream: reprints, cut and extended copies; one autocommit insert each.
+CREATE TABLE stream AS
+SELECT i AS id, timestamptz '2024-03-01 00:00+00' + i * interval '1 hour' AS published,
+       CASE WHEN i % 5 = 0 THEN story(i / 5)
+            WHEN i % 7 = 0 THEN story(i / 7) || ' Дополнение к заметке ' || i || '.'
+            WHEN i % 11 = 0 THEN left(story(i / 11), 120)
+            ELSE story(1000 + i) END AS body
+FROM generate_series(1, 150) AS i;
+-- Digests of a table's marks (original and verdict), signatures, pairs, groups and
+-- statistics (the same on both sides).
+CREATE FUNCTION digests(t regclass, OUT marks text, OUT sigs text, OUT pairs text, OUT groups text, OUT stats text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('SELECT md5(string_agg(id || '':'' || coalesce(duplicate_of::text, ''-'') || '':'' || dedup_verdict, '
+                   ''','' ORDER BY id)) FROM %s', t) INTO marks;
+    EXECUTE format('SELECT md5(string_agg(id || '':'' || dedup_sig::text, '','' ORDER BY id)) FROM %s', t) INTO sigs;
+    SELECT md5(string_agg(a || '/' || b || '/' || verdict, ',' ORDER BY a, b)) INTO pairs FROM dedup.pairs(t);
+    SELECT md5(string_agg(key || '/' || group_id || '/' || is_original, ',' ORDER BY key)) INTO groups FROM dedup.groups(t);
+    SELECT md5(s.n_docs || '/' || s.total_len || '/' ||
+               (SELECT string_agg(term || ':' || df || ':' || cf, ',' ORDER BY term) FROM dedup.term_stats WHERE collection_id = s.collection_id))
+    INTO stats FROM dedup.enabled_tables e JOIN dedup.collection_stats s ON s.collection_id = e.collection_id WHERE e.tbl = t;
+END $$;
+CREATE TABLE news (id bigint PRIMARY KEY, published timestamptz, body text);
+SELECT dedup.enable('news', 'body', published_at => 'published');
+SELECT format('INSERT INTO news VALUES (%s, %L, %L)', id, published, body) FROM stream ORDER BY id \gexec
+SELECT count(duplicate_of) AS single_marked FROM news;
+SELECT marks AS single_marks, pairs AS single_pairs, groups AS single_groups, stats AS single_stats FROM digests('news') \gset
+UPDATE news SET body = story(2) WHERE id = 3;
+DELETE FROM news WHERE id = 4;
+SELECT dedup.recompute('news') AS recomputed;
+SELECT marks AS single_marks2, sigs AS single_sigs2, stats AS single_stats2 FROM digests('news') \gset
+
+-- The cluster: database pg_dedup_citus, a coordinator and two workers.
+\c pg_dedup_citus
+SET client_min_messages = warning;
+CREATE EXTENSION pg_dedup;
+-- The extension is on every node (Citus creates it there, and the functions).
+SELECT nodeport > 0 AS worker, result AS pg_dedup FROM run_command_on_workers(
+    $$SELECT extversion FROM pg_extension WHERE extname = 'pg_dedup'$$) ORDER BY nodeport;
+CREATE FUNCTION story(s int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT string_agg('w' || (abs(hashtext(s || ':' || j)::int8) % 3000), ' ' ORDER BY j) || '. Итог ' || s || '.'
+  FROM generate_series(1, 30) AS j $$;
+CREATE TABLE stream AS
+SELECT i AS id, timestamptz '2024-03-01 00:00+00' + i * interval '1 hour' AS published,
+       CASE WHEN i % 5 = 0 THEN story(i / 5)
+            WHEN i % 7 = 0 THEN story(i / 7) || ' Дополнение к заметке ' || i || '.'
+            WHEN i % 11 = 0 THEN left(story(i / 11), 120)
+            ELSE story(1000 + i) END AS body
+FROM generate_series(1, 150) AS i;
+CREATE FUNCTION digests(t regclass, OUT marks text, OUT sigs text, OUT pairs text, OUT groups text, OUT stats text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('SELECT md5(string_agg(id || '':'' || coalesce(duplicate_of::text, ''-'') || '':'' || dedup_verdict, '
+                   ''','' ORDER BY id)) FROM %s', t) INTO marks;
+    EXECUTE format('SELECT md5(string_agg(id || '':'' || dedup_sig::text, '','' ORDER BY id)) FROM %s', t) INTO sigs;
+    SELECT md5(string_agg(a || '/' || b || '/' || verdict, ',' ORDER BY a, b)) INTO pairs FROM dedup.pairs(t);
+    SELECT md5(string_agg(key || '/' || group_id || '/' || is_original, ',' ORDER BY key)) INTO groups FROM dedup.groups(t);
+    SELECT md5(s.n_docs || '/' || s.total_len || '/' ||
+               (SELECT string_agg(term || ':' || df || ':' || cf, ',' ORDER BY term) FROM dedup.term_stats WHERE collection_id = s.collection_id))
+    INTO stats FROM dedup.enabled_tables e JOIN dedup.collection_stats s ON s.collection_id = e.collection_id WHERE e.tbl = t;
+END $$;
+
+-- A table enabled on the coordinator, then distributed with what pg_dedup stored
+-- (the first distributed table: the extension's tables become reference tables).
+CREATE TABLE later (id bigint PRIMARY KEY, body text);
+INSERT INTO later SELECT i, story(CASE WHEN i % 4 = 0 THEN i - 1 ELSE i END) FROM generate_series(1, 40) AS i;
+SELECT dedup.enable('later', 'body');
+SELECT dedup.distribute('later', 'id');
+SELECT count(*) AS rows, count(duplicate_of) AS marked FROM later;
+INSERT INTO later VALUES (100, story(5));
+SELECT duplicate_of, dedup_verdict FROM later WHERE id = 100;
+
+-- A distributed table, hash-distributed by its key, enabled while empty.
+CREATE TABLE news (id bigint PRIMARY KEY, published timestamptz, body text);
+SELECT create_distributed_table('news', 'id');
+SELECT dedup.enable('news', 'body', published_at => 'published');
+-- Where each object lives: the extension's tables are reference tables (a copy on
+-- every node), the enabled table is distributed with its documents and signatures.
+SELECT logicalrelid, CASE partmethod WHEN 'n' THEN 'reference' WHEN 'h' THEN 'hash' END AS kind
+FROM pg_dist_partition ORDER BY logicalrelid::text;
+SELECT count(*) AS shards, count(DISTINCT nodeport) AS workers
+FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) JOIN pg_dist_node n USING (groupid)
+WHERE s.logicalrelid = 'news'::regclass;
+-- Every shard has the triggers (Citus copies them: citus.enable_unsafe_triggers).
+SELECT DISTINCT result AS triggers_per_shard FROM run_command_on_shards('news',
+    $$SELECT count(*) FROM pg_trigger WHERE tgrelid = '%s'::regclass AND tgname LIKE 'dedup%%'$$);
+SELECT format('INSERT INTO news VALUES (%s, %L, %L)', id, published, body) FROM stream ORDER BY id \gexec
+-- Same verdicts and originals, pairs, groups and statistics as one node. (The
+-- signatures a worker computes may differ within the statistics cache's
+-- tolerance, as two sessions' do on one node; a recompute makes them equal.)
+SELECT count(duplicate_of) AS marked FROM news;
+SELECT marks = :'single_marks' AS same_marks, pairs = :'single_pairs' AS same_pairs,
+       groups = :'single_groups' AS same_groups, stats = :'single_stats' AS same_statistics
+FROM digests('news');
+-- Reprints caught whose original lives on the other worker.
+CREATE TEMP TABLE marks AS SELECT id, duplicate_of FROM news;
+ALTER TABLE marks ADD COLUMN port int;
+UPDATE marks m SET port = (SELECT d.nodeport FROM pg_dist_placement p JOIN pg_dist_node d USING (groupid)
+                           WHERE p.shardid = get_shard_id_for_distribution_column('news', m.id));
+SELECT count(*) FILTER (WHERE c.port <> o.port) AS original_on_other_worker,
+       count(*) FILTER (WHERE c.port = o.port) AS original_on_same_worker
+FROM marks c JOIN marks o ON o.id = c.duplicate_of;
+SELECT collection, documents, duplicates FROM dedup.status WHERE collection = 'news';
+-- find_original and is_duplicate from the coordinator.
+SELECT key, verdict FROM dedup.find_original('news', dedup.to_document(story(7), NULL, timestamptz '2024-03-02 00:00+00'));
+SELECT dedup.is_duplicate('news', story(8)) AS reprint, dedup.is_duplicate('news', story(123456)) AS new_text;
+-- UPDATE and DELETE through the coordinator; recompute reads every shard and
+-- rewrites the signatures as one node does.
+UPDATE news SET body = story(2) WHERE id = 3;
+DELETE FROM news WHERE id = 4;
+SELECT dedup.recompute('news') AS recomputed;
+SELECT marks = :'single_marks2' AS same_marks_after_update_delete_recompute,
+       sigs = :'single_sigs2' AS same_signatures_after_recompute,
+       stats = :'single_stats2' AS same_statistics_after_update_delete_recompute
+FROM digests('news');
+-- Citus fires no trigger for a TRUNCATE of a distributed table: a recompute
+-- follows it (docs/scale-out.md).
+TRUNCATE news;
+SELECT dedup.recompute('news') AS recomputed_after_truncate;
+-- A statement (or transaction) that writes rows on both workers is refused, cleanly:
+-- each worker would write the statistics to every node while Citus prepares the
+-- transaction on it. On one worker it works.
+SET client_min_messages = error;   -- Citus also warns once per connection it had
+\set VERBOSITY terse
+\set ON_ERROR_STOP 0
+INSERT INTO news SELECT 700000 + i, now(), story(70000 + i) FROM generate_series(1, 8) AS i;
+\set ON_ERROR_STOP 1
+\set VERBOSITY default
+SET client_min_messages = warning;
+-- Two rows of one shard in one statement: one worker, one connection.
+SELECT min(i) AS k1, max(i) AS k2 FROM (SELECT i FROM generate_series(700200, 700400) AS i
+    WHERE get_shard_id_for_distribution_column('news', i) = get_shard_id_for_distribution_column('news', 700200)
+    ORDER BY i LIMIT 2) s \gset
+INSERT INTO news VALUES (:k1, now(), story(70101)), (:k2, now(), story(70101));
+SELECT count(*) AS same_shard_rows, count(duplicate_of) AS marked FROM news WHERE id IN (:k1, :k2);
+SELECT count(*) AS rows_kept FROM news WHERE id BETWEEN 700001 AND 700008;
+SELECT (SELECT s.n_docs FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'news')
+       = (SELECT count(dedup_doc) FROM news) AS documents_counted_right;
+-- 'skip' and 'error' on a distributed table.
+CREATE TABLE cskip (id bigint PRIMARY KEY, body text);
+SELECT create_distributed_table('cskip', 'id');
+SELECT dedup.enable('cskip', 'body', action => 'skip');
+INSERT INTO cskip VALUES (1, story(1));
+INSERT INTO cskip VALUES (2, story(1));
+SELECT (SELECT count(*) FROM cskip) AS kept, (SELECT original_key FROM dedup.rejected WHERE tbl = 'cskip'::regclass) AS rejected_for;
+CREATE TABLE cerror (id bigint PRIMARY KEY, body text);
+SELECT create_distributed_table('cerror', 'id');
+SELECT dedup.enable('cerror', 'body', action => 'error');
+INSERT INTO cerror VALUES (1, story(1));
+\set VERBOSITY terse
+\set ON_ERROR_STOP 0
+INSERT INTO cerror VALUES (2, story(1));
+-- A distributed table that already holds rows is refused; enable, then distribute.
+CREATE TABLE full_dist (id bigint PRIMARY KEY, body text);
+SELECT create_distributed_table('full_dist', 'id');
+INSERT INTO full_dist VALUES (1, story(1));
+SELECT dedup.enable('full_dist', 'body');
+-- Enabling a table that is not distributed is refused now; disable removes
+-- everything from a distributed table.
+\set ON_ERROR_STOP 0
+CREATE TABLE local_only (id bigint PRIMARY KEY, body text);
+SELECT dedup.enable('local_only', 'body');
+\set ON_ERROR_STOP 1
+\set VERBOSITY default
+SELECT dedup.disable('later');
+SELECT count(*) AS dedup_columns_left FROM pg_attribute WHERE attrelid = 'later'::regclass AND attname LIKE 'dedup%' AND NOT attisdropped;
+SELECT DISTINCT result AS triggers_left_per_shard FROM run_command_on_shards('later',
+    $$SELECT count(*) FROM pg_trigger WHERE tgrelid = '%s'::regclass AND tgname LIKE 'dedup%%'$$);
+-- Every node names the same enabled tables, after disable and DROP TABLE too.
+CREATE TABLE dropped (id bigint PRIMARY KEY, body text);
+SELECT create_distributed_table('dropped', 'id');
+SELECT dedup.enable('dropped', 'body');
+DROP TABLE dropped;
+SELECT string_agg(tbl::text, ', ' ORDER BY tbl::text) AS coordinator FROM dedup.enabled_tables;
+SELECT result AS worker FROM run_command_on_workers(
+    $$SELECT string_agg(tbl::text, ', ' ORDER BY tbl::text) FROM dedup.enabled_tables$$) ORDER BY nodeport;

@@ -1,0 +1,106 @@
+-- The time window: a new row is compared with the rows published within
+-- time_window of it (before or after); rows without a time are not limited. On a
+-- table partitioned by range of that time, only the partitions that meet the
+-- window are searched.
+SET client_min_messages = warning;
+CREATE FUNCTION story(s int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT string_agg('w' || (abs(hashtext(s || ':' || j)::int8) % 3000), ' ' ORDER BY j) || '. Итог ' || s || '.'
+  FROM generate_series(1, 30) AS j $$;
+SET TimeZone = 'UTC';
+-- Six monthly partitions and a default one; and the same rows in a plain table.
+CREATE TABLE wnews (id bigint, published timestamptz NOT NULL, body text, PRIMARY KEY (id, published))
+    PARTITION BY RANGE (published);
+DO $$
+BEGIN
+    FOR m IN 1..6 LOOP
+        EXECUTE format('CREATE TABLE wnews_%s PARTITION OF wnews FOR VALUES FROM (%L) TO (%L)', m,
+                       make_date(2024, m, 1), make_date(2024, m + 1, 1));
+    END LOOP;
+END $$;
+CREATE TABLE wnews_other PARTITION OF wnews DEFAULT;
+CREATE TABLE wflat (id bigint PRIMARY KEY, published timestamptz, body text);
+-- Originals a week apart from January on; one of them (id 20) also in a reprint
+-- before the window is set, 60 days later.
+INSERT INTO wnews SELECT i, timestamptz '2024-01-01' + i * interval '7 days', story(i) FROM generate_series(1, 20) AS i;
+INSERT INTO wflat SELECT i, timestamptz '2024-01-01' + i * interval '7 days', story(i) FROM generate_series(1, 20) AS i;
+INSERT INTO wnews VALUES (21, timestamptz '2024-01-01' + 20 * interval '7 days' + interval '60 days', story(20));
+INSERT INTO wflat VALUES (21, timestamptz '2024-01-01' + 20 * interval '7 days' + interval '60 days', story(20));
+SELECT err($$SELECT dedup.enable('wflat', 'body', time_window => interval '30 days')$$);
+SELECT err($$SELECT dedup.enable('wflat', 'body', published_at => 'published', time_window => interval '-1 day')$$);
+SELECT err($$SELECT dedup.set_time_window('wflat', interval '1 day')$$);
+-- The backfill marks what the trigger would have: 21 is outside the window of 20.
+SELECT dedup.enable('wnews', 'body', published_at => 'published', time_window => interval '30 days') AS backfilled;
+SELECT dedup.enable('wflat', 'body', published_at => 'published', time_window => interval '30 days') AS backfilled;
+SELECT tbl, time_window FROM dedup.enabled_tables WHERE tbl IN ('wnews'::regclass, 'wflat'::regclass) ORDER BY 1;
+SELECT count(duplicate_of) AS marked FROM wnews;
+-- Reprints 10 days after, 10 days before and 45 days after their original.
+CREATE TEMP TABLE reprints AS
+SELECT 100 + i AS id, timestamptz '2024-01-01' + i * interval '7 days' + d AS published, story(i) AS body, d
+FROM generate_series(3, 8) AS i, (VALUES (interval '10 days'), (interval '-10 days'), (interval '45 days')) AS v(d)
+WHERE (i + extract(day FROM d)::int) % 3 = 0;
+SELECT dedup._leaves_searched() AS before \gset
+INSERT INTO wnews SELECT id, published, body FROM reprints ORDER BY id;
+SELECT dedup._leaves_searched() - :before AS partitions_searched, (SELECT count(*) FROM reprints) AS rows,
+       (SELECT count(*) FROM reprints) * 7 AS without_window;
+INSERT INTO wflat SELECT id, published, body FROM reprints ORDER BY id;
+SELECT r.id, r.d AS after_original, n.duplicate_of, n.dedup_verdict, f.duplicate_of AS flat_duplicate_of,
+       f.dedup_verdict AS flat_verdict
+FROM reprints r JOIN wnews n USING (id) JOIN wflat f USING (id) ORDER BY r.id;
+-- A row without a time is compared with every row (the plain table allows one).
+INSERT INTO wflat VALUES (200, NULL, story(2));
+SELECT id, duplicate_of, dedup_verdict FROM wflat WHERE id = 200;
+-- find_original and is_duplicate compare by the document's time.
+SELECT key, verdict FROM dedup.find_original('wnews', dedup.to_document(story(5), NULL, timestamptz '2024-02-10'));
+SELECT count(*) AS none_outside FROM dedup.find_original('wnews', dedup.to_document(story(5), NULL, timestamptz '2024-06-10'));
+SELECT dedup.is_duplicate('wnews', story(5), NULL, timestamptz '2024-02-10') AS inside,
+       dedup.is_duplicate('wnews', story(5), NULL, timestamptz '2024-06-10') AS outside,
+       dedup.is_duplicate('wnews', story(5)) AS without_time;
+-- pairs and groups pair rows within the window only.
+SELECT a, b, verdict FROM dedup.pairs('wnews') ORDER BY a, b;
+SELECT (SELECT count(*) FROM dedup.pairs('wflat')) AS flat_pairs,
+       (SELECT count(*) FROM dedup.groups('wnews')) AS grouped;
+-- Index lookups equal the SQL form's sequential scan under the window.
+CREATE TEMP TABLE via_index AS
+SELECT id, (SELECT string_agg(f.key || ' ' || f.verdict, '; ' ORDER BY f.key)
+            FROM dedup.find_original('wnews', p.dedup_doc) f) AS originals FROM wnews p;
+DROP INDEX wnews_dedup_sig_idx;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+CREATE TEMP TABLE via_seqscan AS
+SELECT id, (SELECT string_agg(f.key || ' ' || f.verdict, '; ' ORDER BY f.key)
+            FROM dedup.find_original('wnews', p.dedup_doc) f) AS originals FROM wnews p;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+SELECT count(*) AS rows, count(i.originals) AS with_originals,
+       count(*) FILTER (WHERE i.originals IS DISTINCT FROM s.originals) AS differ
+FROM via_index i JOIN via_seqscan s USING (id);
+CREATE INDEX wnews_dedup_sig_idx ON wnews USING gin (dedup_sig dedup.signature_ops) WITH (fastupdate = off);
+-- The owner widens the window, or removes it; others may not.
+SELECT dedup.set_time_window('wnews', interval '60 days');
+INSERT INTO wnews VALUES (300, timestamptz '2024-01-01' + 8 * interval '7 days' + interval '45 days', story(8));
+SELECT id, duplicate_of, dedup_verdict FROM wnews WHERE id = 300;
+SELECT dedup.set_time_window('wnews', NULL);
+SELECT dedup._leaves_searched() AS before \gset
+INSERT INTO wnews VALUES (301, '2024-06-20', story(1));
+SELECT dedup._leaves_searched() - :before AS partitions_searched, duplicate_of, dedup_verdict FROM wnews WHERE id = 301;
+CREATE ROLE regress_dedup_wother;
+GRANT SELECT ON wnews TO regress_dedup_wother;
+SET ROLE regress_dedup_wother;
+SELECT err($$SELECT dedup.set_time_window('wnews', interval '1 day')$$);
+RESET ROLE;
+SELECT err($$SELECT dedup.set_time_window('wnews', interval '0')$$);
+CREATE TABLE wnot (id int PRIMARY KEY, body text);
+SELECT err($$SELECT dedup.set_time_window('wnot', interval '1 day')$$);
+-- A date column, partitions by date and days of the window.
+CREATE TABLE dnews (id bigint, day date NOT NULL, body text, PRIMARY KEY (id, day)) PARTITION BY RANGE (day);
+CREATE TABLE dnews_a PARTITION OF dnews FOR VALUES FROM (MINVALUE) TO ('2024-02-01');
+CREATE TABLE dnews_b PARTITION OF dnews FOR VALUES FROM ('2024-02-01') TO ('2024-03-01');
+CREATE TABLE dnews_c PARTITION OF dnews FOR VALUES FROM ('2024-03-01') TO (MAXVALUE);
+SELECT dedup.enable('dnews', 'body', published_at => 'day', time_window => interval '3 days');
+INSERT INTO dnews VALUES (1, '2024-01-30', story(1)), (2, '2024-02-02', story(1)), (3, '2024-02-10', story(1)),
+                         (4, '2024-03-02', story(1));
+SELECT id, duplicate_of, dedup_verdict FROM dnews ORDER BY id;
+DROP TABLE wnews, wflat, wnot, dnews;
+DROP ROLE regress_dedup_wother;
+DROP FUNCTION story(int);
+RESET TimeZone;
