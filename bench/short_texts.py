@@ -5,7 +5,8 @@ news sentences), by ROC-AUC.
 For each corpus: every text becomes a document of one collection (its own
 statistics), the labelled pairs are split into 5 folds (seeded), and a linear model
 (``dedup.train``, the built-in model's settings but with the classes weighted
-to balance) is trained on 2,500 pairs of four
+to balance, over the built-in model's 20 features and the two character-trigram
+ones; ``--features`` names others) is trained on 2,500 pairs of four
 folds (``dedup.train`` takes at most 3,000) and scores the fifth. A pair's score is the larger of its two directions
 (paraphrase is symmetric). The same pairs are scored by pg_trgm ``similarity()``
 and by the built-in model ``default`` (trained on news, not on these corpora).
@@ -16,7 +17,7 @@ By default strict and loose are the paraphrases (the corpus's binary task, what
 not); ``--drop-loose`` scores strict against not and leaves the loose pairs out,
 the easiest reading (pg_trgm 0.918 against 0.862 by default).
 
-    python3 bench/short_texts.py DATA_DIR [--host H --port P --db DB] [--strict | --drop-loose]
+    python3 bench/short_texts.py DATA_DIR [--host H --port P --db DB] [--features a,b,...] [--strict | --drop-loose]
 """
 
 from __future__ import annotations
@@ -29,10 +30,13 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from stream_replay import DB, TRAIN, log, roc_auc  # noqa: E402
+from stream_replay import DB, FEATURES, TRAIN, log, roc_auc  # noqa: E402
 
 FOLDS = 5
 TRAIN_PAIRS = 2500
+# The built-in model's features and the character-trigram pair (`trigrams`,
+# `trigrams_missing`), which the built-in model does not use.
+SHORT_FEATURES = FEATURES + ["trigrams", "trigrams_missing"]
 
 
 def paraphraser(data: str, labels: str) -> list[tuple[str, str, bool]]:
@@ -59,7 +63,7 @@ def msrp(data: str) -> list[tuple[str, str, bool]]:
     return out
 
 
-def run(db: DB, name: str, lang: str, pairs: list[tuple[str, str, bool]]) -> None:
+def run(db: DB, name: str, lang: str, pairs: list[tuple[str, str, bool]], features: list[str]) -> None:
     coll = f"st_{name}"
     db.x(f"DROP TABLE IF EXISTS {coll}_pairs, {coll}_docs")
     db.x(f"SELECT dedup.drop_collection('{coll}') FROM dedup.collections WHERE name = '{coll}'")
@@ -75,7 +79,7 @@ def run(db: DB, name: str, lang: str, pairs: list[tuple[str, str, bool]]) -> Non
     db.x(f"SELECT dedup.recompute('{coll}_docs'::regclass, 'doc', '{coll}')")
     # Classes weighted to balance (these corpora are two-thirds paraphrases).
     npos = sum(1 for *_, y in pairs if y)
-    train = dict(TRAIN, class_weights=[(len(pairs) - npos) / max(npos, 1), 1.0])
+    train = dict(TRAIN, class_weights=[(len(pairs) - npos) / max(npos, 1), 1.0], features=features)
     scores: list[tuple[float, bool]] = []
     for k in range(FOLDS):
         # dedup.train takes at most 3,000 pairs: a fixed sample of the other folds.
@@ -99,16 +103,19 @@ def main() -> None:
     ap.add_argument("--host", default="/tmp/pg_dedup_bench")
     ap.add_argument("--port", type=int, default=54331)
     ap.add_argument("--db", default="dedup_short")
+    ap.add_argument("--features", help="comma-separated feature names to train on "
+                    "(default: the built-in model's and the two trigram features)")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--strict", action="store_true", help="ParaPhraser: only class 1 is a paraphrase")
     g.add_argument("--drop-loose", action="store_true", help="ParaPhraser: class 1 against -1, class 0 left out")
     a = ap.parse_args()
     labels = "strict" if a.strict else "drop-loose" if a.drop_loose else "binary"
+    features = a.features.split(",") if a.features else SHORT_FEATURES
     db = DB(a.host, a.port, a.db)
-    log(f"ParaPhraser ({labels})")
-    run(db, "paraphraser", "russian", paraphraser(a.data, labels))
+    log(f"ParaPhraser ({labels}), {len(features)} features")
+    run(db, "paraphraser", "russian", paraphraser(a.data, labels), features)
     log("MSRP")
-    run(db, "msrp", "english", msrp(a.data))
+    run(db, "msrp", "english", msrp(a.data), features)
 
 
 if __name__ == "__main__":

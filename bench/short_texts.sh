@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Short texts: pg_dedup's cross-validated pair score against pg_trgm similarity() on
 # ParaPhraser and MSRP (see bench/short_texts.py).
-#   bash bench/short_texts.sh [--data DIR] [--strict | --drop-loose]
-# Uses the installed extension and the bench cluster (/tmp/pg_dedup_bench, port 54331).
+#   bash bench/short_texts.sh [--data DIR] [--features a,b,...] [--strict | --drop-loose]
+# Uses the installed extension and the bench cluster ($BENCH_CLUSTER, default /tmp/pg_dedup_bench; $BENCH_PORT, default 54331).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 data=$REPO/../shared/data

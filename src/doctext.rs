@@ -194,6 +194,10 @@ pub fn to_text(doc: &Document) -> String {
     );
     m.insert("sentences".into(), segments_json(doc, &doc.sentences));
     m.insert("paragraphs".into(), segments_json(doc, &doc.paragraphs));
+    if let Some(t) = &doc.trigrams {
+        let hex: String = t.iter().map(|k| format!("{k:04x}")).collect();
+        m.insert("trigrams".into(), Value::from(hex));
+    }
     Value::Object(m).to_string()
 }
 
@@ -294,7 +298,7 @@ fn parse_segments(v: Option<&Value>, key: &str, terms: &[TermFreq]) -> Result<Ve
 pub fn from_text(s: &str) -> Result<Document> {
     let v: Value = serde_json::from_str(s).map_err(|e| bad(e.to_string()))?;
     let m = v.as_object().ok_or_else(|| bad("expected a JSON object"))?;
-    const KEYS: [&str; 13] = [
+    const KEYS: [&str; 14] = [
         "v",
         "analyzer",
         "words",
@@ -308,6 +312,7 @@ pub fn from_text(s: &str) -> Result<Document> {
         "numbers",
         "sentences",
         "paragraphs",
+        "trigrams",
     ];
     if let Some(k) = m.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(bad(format!("unknown key \"{k}\"")));
@@ -365,7 +370,13 @@ pub fn from_text(s: &str) -> Result<Document> {
             _ => return Err(bad("\"analyzer\" must be a version number from 1 to 65535")),
         },
     };
+    let trigrams = match m.get("trigrams") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(h)) => Some(parse_trigrams(h)?),
+        Some(_) => return Err(bad("\"trigrams\" must be a string of hex digits")),
+    };
     Ok(Document {
+        trigrams,
         analyzer,
         words: get_u32(m, "words")?,
         images: get_u32(m, "images")?,
@@ -379,6 +390,28 @@ pub fn from_text(s: &str) -> Result<Document> {
         sentences,
         paragraphs,
     })
+}
+
+/// The trigram keys of the text form: 4 hex digits each, in increasing order, at
+/// most [`crate::trigrams::MAX_TRIGRAMS`] of them.
+fn parse_trigrams(h: &str) -> Result<Vec<u16>> {
+    const MAX: usize = crate::trigrams::MAX_TRIGRAMS;
+    if h.len() % 4 != 0 || !h.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return Err(bad("\"trigrams\" must be 4 hex digits per key"));
+    }
+    if h.len() / 4 > MAX {
+        return Err(bad(format!("\"trigrams\" holds more than {MAX} keys")));
+    }
+    let mut out: Vec<u16> = Vec::with_capacity(h.len() / 4);
+    for i in (0..h.len()).step_by(4) {
+        let k = u16::from_str_radix(&h[i..i + 4], 16)
+            .map_err(|_| bad("\"trigrams\" must be 4 hex digits per key"))?;
+        if out.last().is_some_and(|&p| p >= k) {
+            return Err(bad("\"trigrams\" must be in increasing order"));
+        }
+        out.push(k);
+    }
+    Ok(out)
 }
 
 /// At most 40 characters of `s`, for error messages.
@@ -710,6 +743,21 @@ mod tests {
                 0 => 0,
                 1 => u128::MAX,
                 _ => (r.next() as u128) << 64 | r.next() as u128,
+            },
+            trigrams: match r.below(4) {
+                0 => None,
+                1 => Some(Vec::new()),
+                _ => {
+                    let mut t: Vec<u16> = (0..r.below(40))
+                        .map(|_| {
+                            let x = r.next() as u16;
+                            r.pick(&[0, u16::MAX, x])
+                        })
+                        .collect();
+                    t.sort_unstable();
+                    t.dedup();
+                    Some(t)
+                }
             },
         }
     }

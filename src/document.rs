@@ -9,6 +9,8 @@
 //! - every term is 1 to [`MAX_TERM_BYTES`] bytes long (the analyser drops longer words).
 //! - every index in a `Segment::terms` is `< terms.len()`.
 //! - `numbers` are normalised decimal strings (see `text::numbers`), in text order.
+//! - `trigrams`, when present, are sorted, distinct and at most
+//!   [`crate::trigrams::MAX_TRIGRAMS`].
 //!
 //! # What decoding may cost
 //!
@@ -42,7 +44,7 @@ pub const MAX_TERM_BYTES: usize = 128;
 /// for at most `size_of::<TermFreq>() + MAX_TERM_BYTES` = 160 bytes (40 per input
 /// byte); a number at least 2 bytes for `size_of::<String>() + 1` (12.5 per byte);
 /// a segment at least 9 bytes for 32, and each of its term indices at least 1 byte
-/// for 4; the source at most 1 per byte. Vectors are reserved at the smallest item
+/// for 4; the source at most 1 per byte; a trigram key at least 1 byte for 2. Vectors are reserved at the smallest item
 /// size, so their capacity stays within the same bound.
 pub const MAX_DECODE_EXPANSION: usize = 40;
 
@@ -95,6 +97,11 @@ pub struct Document {
     pub fingerprint: u128,
     /// The analyser version that made it ([`ANALYZER_VERSION`]).
     pub analyzer: u16,
+    /// The character-trigram keys of the body's first words ([`crate::trigrams`]),
+    /// sorted, distinct, at most [`crate::trigrams::MAX_TRIGRAMS`]. None for a
+    /// document stored before they were recorded (or read from a text form
+    /// without them): its trigram features are unknown.
+    pub trigrams: Option<Vec<u16>>,
 }
 
 impl Default for Document {
@@ -112,6 +119,7 @@ impl Default for Document {
             words: 0,
             fingerprint: 0,
             analyzer: ANALYZER_VERSION,
+            trigrams: None,
         }
     }
 }
@@ -144,6 +152,7 @@ impl Document {
             + segs(&self.sentences)
             + segs(&self.paragraphs)
             + self.source.as_ref().map_or(0, String::len)
+            + self.trigrams.as_ref().map_or(0, |t| 2 * t.len())
     }
 }
 
@@ -154,7 +163,8 @@ impl Document {
 //   u8   format version (FORMAT_VERSION)
 //   16B  xxh3-128 of every byte after these 17 (little-endian)   [version 2 only]
 //   u8   flags: bit 0 = published_at present, bit 1 = source present,
-//        bit 2 = analyser version present (else version 1)
+//        bit 2 = analyser version present (else version 1), bit 3 = trigrams
+//        present (documents from before 0.2.0's trigrams lack them)
 //   var  analyser version                 if flag bit 2
 //   var  images, links, words
 //   16B  fingerprint (little-endian u128)
@@ -164,6 +174,8 @@ impl Document {
 //        the previous term, var suffix length, suffix bytes, var tf
 //   numbers: var count, then var len + bytes each
 //   sentences, paragraphs: var count, then per segment: 8B hash, var n, n × var index
+//   trigrams (if flag bit 3): var count, then the first key and each gap to the
+//        next (≥ 1), var each: keys sorted, distinct, below 2^16
 //
 // "var" is an unsigned LEB128 varint. Prefix compression of the sorted terms
 // saves about a third of the term bytes on Russian news text.
@@ -229,6 +241,8 @@ const FLAG_TIME: u8 = 1;
 const FLAG_SOURCE: u8 = 2;
 /// The analyser version follows the flags (a varint); without it, version 1.
 const FLAG_ANALYZER: u8 = 4;
+/// The trigram keys follow the paragraphs ([`Document::trigrams`]).
+const FLAG_TRIGRAMS: u8 = 8;
 
 fn put_var(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
@@ -363,7 +377,7 @@ impl<'a> Reader<'a> {
             }
         }
         let flags = self.byte()?;
-        if flags & !(FLAG_TIME | FLAG_SOURCE | FLAG_ANALYZER) != 0 {
+        if flags & !(FLAG_TIME | FLAG_SOURCE | FLAG_ANALYZER | FLAG_TRIGRAMS) != 0 {
             return Err(DedupError::invalid_binary(format!(
                 "document has unknown flags {flags:#04x}"
             )));
@@ -395,6 +409,7 @@ impl<'a> Reader<'a> {
             None
         };
         Ok(Head {
+            trigrams: flags & FLAG_TRIGRAMS != 0,
             analyzer,
             images,
             links,
@@ -495,6 +510,33 @@ impl<'a> Reader<'a> {
         }
         Ok(out)
     }
+    /// The trigram keys (flag bit 3): a count of at most
+    /// [`crate::trigrams::MAX_TRIGRAMS`], the first key and the gaps, each key
+    /// greater than the one before and below 2^16.
+    fn trigrams(&mut self) -> Result<Vec<u16>> {
+        let n = self.count(1)?;
+        if n > crate::trigrams::MAX_TRIGRAMS {
+            return Err(DedupError::invalid_binary(format!(
+                "document has more than {} trigrams",
+                crate::trigrams::MAX_TRIGRAMS
+            )));
+        }
+        let mut out: Vec<u16> = Vec::with_capacity(n);
+        let mut next: u64 = 0;
+        for i in 0..n {
+            let gap = self.var()?;
+            if i > 0 && gap == 0 {
+                return Err(DedupError::invalid_binary(
+                    "document trigrams are not sorted",
+                ));
+            }
+            next = next.saturating_add(gap);
+            let k = u16::try_from(next)
+                .map_err(|_| DedupError::invalid_binary("document trigram out of range"))?;
+            out.push(k);
+        }
+        Ok(out)
+    }
     fn terms(&mut self) -> Result<Vec<TermFreq>> {
         let n = self.count(MIN_TERM_ENTRY)?;
         let mut out: Vec<TermFreq> = Vec::with_capacity(n);
@@ -536,6 +578,8 @@ impl<'a> Reader<'a> {
 
 /// The fields of the binary form before the term lists.
 struct Head {
+    /// Whether trigram keys follow the paragraphs.
+    trigrams: bool,
     analyzer: u16,
     images: u32,
     links: u32,
@@ -573,6 +617,8 @@ pub struct Skim {
     pub bigrams: Vec<u64>,
     /// The same of the first sentence only.
     pub lead_bigrams: Vec<u64>,
+    /// [`Document::trigrams`].
+    pub trigrams: Option<Vec<u16>>,
 }
 
 /// What [`Reader::term_hashes`] collects of the body terms besides their hashes.
@@ -701,6 +747,7 @@ impl Skim {
             sentences: seg(&d.sentences),
             paragraphs: seg(&d.paragraphs),
             prefixes: prefix_keys(d.terms.iter().map(|t| t.term.as_bytes())),
+            trigrams: d.trigrams.clone(),
         }
     }
 }
@@ -733,6 +780,11 @@ impl Document {
         let sentences =
             r.segment_hashes(&positive, Some((&terms, &mut bigrams, &mut lead_bigrams)))?;
         let paragraphs = r.segment_hashes(&positive, None)?;
+        let trigrams = if head.trigrams {
+            Some(r.trigrams()?)
+        } else {
+            None
+        };
         if r.pos != buf.len() {
             return Err(DedupError::invalid_binary("document has trailing bytes"));
         }
@@ -751,6 +803,7 @@ impl Document {
             sentences,
             paragraphs,
             prefixes,
+            trigrams,
         })
     }
 
@@ -768,6 +821,9 @@ impl Document {
         }
         if self.analyzer != 1 {
             flags |= FLAG_ANALYZER;
+        }
+        if self.trigrams.is_some() {
+            flags |= FLAG_TRIGRAMS;
         }
         out.push(flags);
         if self.analyzer != 1 {
@@ -791,6 +847,14 @@ impl Document {
         }
         put_segments(&mut out, &self.sentences);
         put_segments(&mut out, &self.paragraphs);
+        if let Some(t) = &self.trigrams {
+            put_var(&mut out, t.len() as u64);
+            let mut prev = 0u16;
+            for (i, &k) in t.iter().enumerate() {
+                put_var(&mut out, u64::from(if i == 0 { k } else { k.wrapping_sub(prev) }));
+                prev = k;
+            }
+        }
         let h = xxhash_rust::xxh3::xxh3_128(&out[HEADER_LEN..]);
         out[1..HEADER_LEN].copy_from_slice(&h.to_le_bytes());
         out
@@ -802,6 +866,7 @@ impl Document {
     pub fn decode(buf: &[u8]) -> Result<Document> {
         let mut r = Reader { buf, pos: 0 };
         let Head {
+            trigrams: has_trigrams,
             analyzer,
             images,
             links,
@@ -819,6 +884,11 @@ impl Document {
         }
         let sentences = r.segments(terms.len())?;
         let paragraphs = r.segments(terms.len())?;
+        let trigrams = if has_trigrams {
+            Some(r.trigrams()?)
+        } else {
+            None
+        };
         if r.pos != buf.len() {
             return Err(DedupError::invalid_binary("document has trailing bytes"));
         }
@@ -835,6 +905,7 @@ impl Document {
             words,
             fingerprint,
             analyzer,
+            trigrams,
         })
     }
 }

@@ -30,12 +30,16 @@
 //! | 21 | `lead_shingles` | share of a's lead-sentence stem bigrams ([`crate::document::bigram_key`]) that no sentence of b has |
 //! | 22 | `numbers_own` | `ln(1 + n)`, n the distinct numbers of a (digits, and numbers written as words: [`crate::numerals`]) b lacks |
 //! | 23 | `numbers_clash` | `numbers_conflict` over the same numbers, words included; [`UNKNOWN`] when a side has none |
+//! | 24 | `trigrams` | `1 −` Jaccard of the character-trigram sets of the first 32 words ([`crate::trigrams`]: pg_trgm's similarity); [`UNKNOWN`] when a side has no recorded trigrams or neither has any |
+//! | 25 | `trigrams_missing` | share of a's character trigrams (the same sets) that b lacks; [`UNKNOWN`] as for `trigrams` |
 //!
 //! ρ is asymmetric on purpose (inclusions, differences, the authority order), so that
 //! the classifier run on ρ(a,b) and ρ(b,a) can tell which of the two is the copy
 //! (§6.1). Features 11–23 were added to the paper's: they see what one side has that
 //! the other lacks (see [`crate::coverage`]); 18–23 (0.2.0, issue 21) in absolute
-//! amounts, word order and numbers written as words. Features 0–5 are distances in `[0, 1]` that are 0 for identical documents.
+//! amounts, word order and numbers written as words; 24–25 (0.2.0) compare the
+//! surface words' character trigrams, which stop words, short words and
+//! inflections the stemmer splits still share. Features 0–5 are distances in `[0, 1]` that are 0 for identical documents.
 //! Every value is finite: NaN becomes 0 and magnitudes are clamped to
 //! [`FEATURE_LIMIT`].
 //!
@@ -88,10 +92,12 @@ pub const FEATURE_NAMES: [&str; N_FEATURES] = [
     "lead_shingles",
     "numbers_own",
     "numbers_clash",
+    "trigrams",
+    "trigrams_missing",
 ];
 
 /// Length of ρ.
-pub const N_FEATURES: usize = 24;
+pub const N_FEATURES: usize = 26;
 
 /// Largest magnitude a feature can take; anything beyond is clamped. Real values stay
 /// far below it (a time difference spanning all of PostgreSQL's timestamptz range is
@@ -127,6 +133,8 @@ const MISSING_PREFIXES: usize = 20;
 const LEAD_SHINGLES: usize = 21;
 const NUMBERS_OWN: usize = 22;
 const NUMBERS_CLASH: usize = 23;
+const TRIGRAMS: usize = 24;
+const TRIGRAMS_MISSING: usize = 25;
 
 /// Everything needed to compare a pair, with weights already computed by the caller
 /// ([`crate::weights`]) against the collection.
@@ -275,9 +283,11 @@ pub struct Prepared {
     has_title: bool,
     has_numbers: bool,
     published_at: Option<i64>,
+    /// [`Document::trigrams`].
+    trigrams: Option<Vec<u16>>,
 }
 
-/// Features 11–15 and 17–23 of both directions from prepared sides.
+/// Features 11–15 and 17–25 of both directions from prepared sides.
 fn coverage_both(
     pa: &Prepared,
     pb: &Prepared,
@@ -298,6 +308,20 @@ fn coverage_both(
     ab[LEAD_SHINGLES] = coverage::share_absent(&pa.lead_bigrams, &pb.bigrams);
     ba[LEAD_SHINGLES] = coverage::share_absent(&pb.lead_bigrams, &pa.bigrams);
     numbers_both(&pa.number_keys, &pb.number_keys, ab, ba);
+    trigrams_both(pa.trigrams.as_deref(), pb.trigrams.as_deref(), ab, ba);
+}
+
+/// `trigrams` and `trigrams_missing` both ways ([`crate::trigrams::features`]); 0
+/// where they are unknown, which [`Absent`] then marks.
+fn trigrams_both(
+    a: Option<&[u16]>,
+    b: Option<&[u16]>,
+    ab: &mut [f64; N_FEATURES],
+    ba: &mut [f64; N_FEATURES],
+) {
+    let (d, mab, mba) = crate::trigrams::features(a, b).unwrap_or((0.0, 0.0, 0.0));
+    (ab[TRIGRAMS], ba[TRIGRAMS]) = (d, d);
+    (ab[TRIGRAMS_MISSING], ba[TRIGRAMS_MISSING]) = (mab, mba);
 }
 
 /// [`coverage::against`]'s values into their places in ρ.
@@ -477,6 +501,7 @@ impl Prepared {
             has_title: !d.title_terms.is_empty(),
             has_numbers: !d.numbers.is_empty(),
             published_at: d.published_at,
+            trigrams: d.trigrams.clone(),
             terms,
             title_terms: term_keys(&d.title_terms, side.title_weights.len()),
             body_sq: sq_norm(d.terms.len(), side.weights),
@@ -504,6 +529,7 @@ impl Prepared {
                 + self.number_keys.len()
                 + self.bigrams.len()
                 + self.lead_bigrams.len())
+            + 2 * self.trigrams.as_ref().map_or(0, Vec::len)
     }
 }
 
@@ -633,6 +659,7 @@ fn absent(a: &Prepared, b: &Prepared) -> Absent {
         numbers: !a.has_numbers && !b.has_numbers,
         conflict: !a.has_numbers || !b.has_numbers,
         clash: a.number_keys.is_empty() || b.number_keys.is_empty(),
+        trigrams: !crate::trigrams::known(a.trigrams.as_deref(), b.trigrams.as_deref()),
     }
 }
 
@@ -697,6 +724,7 @@ pub struct Unweighed {
     images: u32,
     links: u32,
     published_at: Option<i64>,
+    trigrams: Option<Vec<u16>>,
     /// The document's source (for its authority).
     pub source: Option<String>,
 }
@@ -737,6 +765,7 @@ impl Unweighed {
             images: s.images,
             links: s.links,
             published_at: s.published_at,
+            trigrams: s.trigrams,
             source: s.source,
         }
     }
@@ -753,6 +782,7 @@ impl Unweighed {
             + self.bigrams.len()
             + self.lead_bigrams.len())
             + 16 * (self.sentences.sorted.len() + self.paragraphs.sorted.len())
+            + 2 * self.trigrams.as_ref().map_or(0, Vec::len)
             + self.source.as_ref().map_or(0, |s| s.len())
     }
 }
@@ -907,12 +937,25 @@ pub fn bounds(
     ba[LENGTH_RATIO] = Range::exact(sanitize(coverage::length_ratio(ub.terms.len(), pa.n_terms)));
     let prefixes = Range::exact(jaccard_distance(&pa.prefixes, &ub.prefixes));
     (ab[PREFIXES], ba[PREFIXES]) = (prefixes, prefixes);
+    // Character trigrams read no weights: exact both ways.
+    let (mut tab, mut tba) = ([0.0; N_FEATURES], [0.0; N_FEATURES]);
+    trigrams_both(
+        pa.trigrams.as_deref(),
+        ub.trigrams.as_deref(),
+        &mut tab,
+        &mut tba,
+    );
+    for k in [TRIGRAMS, TRIGRAMS_MISSING] {
+        ab[k] = Range::exact(sanitize(tab[k]));
+        ba[k] = Range::exact(sanitize(tba[k]));
+    }
     let gone = Absent {
         times: pa.published_at.is_none() || ub.published_at.is_none(),
         titles: !pa.has_title && ub.title_terms.is_empty(),
         numbers: !pa.has_numbers && ub.numbers.is_empty(),
         conflict: !pa.has_numbers || ub.numbers.is_empty(),
         clash: pa.number_keys.is_empty() || ub.number_keys.is_empty(),
+        trigrams: !crate::trigrams::known(pa.trigrams.as_deref(), ub.trigrams.as_deref()),
     };
     gone.apply_ranges(&mut ab);
     gone.apply_ranges(&mut ba);
@@ -1068,6 +1111,9 @@ struct Absent {
     conflict: bool,
     /// A side without numbers in digits or words: `numbers_clash` is unknown.
     clash: bool,
+    /// A side without recorded trigrams, or neither with any: the trigram
+    /// features are unknown.
+    trigrams: bool,
 }
 
 impl Absent {
@@ -1081,6 +1127,8 @@ impl Absent {
             (self.numbers, NUMBERS_SEQUENCE),
             (self.conflict, NUMBERS_CONFLICT),
             (self.clash, NUMBERS_CLASH),
+            (self.trigrams, TRIGRAMS),
+            (self.trigrams, TRIGRAMS_MISSING),
         ]
         .into_iter()
         .filter_map(|(absent, k)| absent.then_some(k))
@@ -1411,6 +1459,15 @@ mod tests {
             d.images = next(3) as u32;
             d.links = next(4) as u32;
             d.published_at = (next(3) != 0).then(|| next(1000) as i64 * 1_000_000);
+            // Trigrams of some of its words; none recorded (a document from before
+            // them) for every fifth, an empty set for some.
+            d.trigrams = match next(5) {
+                0 => None,
+                1 => Some(Vec::new()),
+                _ => Some(crate::trigrams::of_words(
+                    sents.iter().flatten().copied().take(next(6) as usize + 1),
+                )),
+            };
             docs.push(d);
         }
         docs
@@ -1518,6 +1575,46 @@ mod tests {
         let (ab, ba) = f(&words, &none);
         assert!(ab[NUMBERS_CLASH].is_nan() && ba[NUMBERS_CLASH].is_nan());
         assert_eq!((ab[NUMBERS_OWN], ba[NUMBERS_OWN]), (1.0f64.ln_1p(), 0.0));
+    }
+
+    #[test]
+    fn trigram_features_and_their_unknowns() {
+        let mut a = doc_from(&[&["word"]], 1);
+        let mut b = doc_from(&[&["words"]], 1);
+        a.trigrams = Some(crate::trigrams::of_words(["word"]));
+        b.trigrams = Some(crate::trigrams::of_words(["words"]));
+        let (wa, wb) = (ones(&a), ones(&b));
+        let (sa, sb) = (side(&a, &wa, &[], 0.0), side(&b, &wb, &[], 0.0));
+        let (ab, ba) = compare_both(&sa, &sb);
+        // pg_trgm's similarity('word', 'words') is 4/7.
+        assert!((ab[TRIGRAMS] - 3.0 / 7.0).abs() < 1e-12);
+        assert_eq!(ab[TRIGRAMS], ba[TRIGRAMS]);
+        assert!((ab[TRIGRAMS_MISSING] - 1.0 / 5.0).abs() < 1e-12);
+        assert!((ba[TRIGRAMS_MISSING] - 2.0 / 6.0).abs() < 1e-12);
+        // A document stored before trigrams were recorded: unknown, both ways, on
+        // every path (and in the bounds).
+        let old = Document {
+            trigrams: None,
+            ..b.clone()
+        };
+        let so = side(&old, &wb, &[], 0.0);
+        let (ab, ba) = compare_both(&sa, &so);
+        let one = compare(&sa, &so);
+        let pa = Prepared::new(&sa);
+        let (rab, rba) = bounds(&sa, &pa, &Unweighed::new(&old), 0.0, true);
+        for k in [TRIGRAMS, TRIGRAMS_MISSING] {
+            assert!(ab[k].is_nan() && ba[k].is_nan() && one[k].is_nan());
+            assert!(rab[k].contains(UNKNOWN) && rba[k].contains(UNKNOWN));
+        }
+        // Every other feature is what it was.
+        let (xab, _) = compare_both(&sa, &sb);
+        for k in 0..TRIGRAMS {
+            assert!(
+                ab[k] == xab[k] || (ab[k].is_nan() && xab[k].is_nan()),
+                "{}",
+                FEATURE_NAMES[k]
+            );
+        }
     }
 
     #[test]
@@ -1922,6 +2019,8 @@ mod tests {
                         NUMBERS_SEQUENCE,
                         NUMBERS_CONFLICT,
                         NUMBERS_CLASH,
+                        TRIGRAMS,
+                        TRIGRAMS_MISSING,
                     ]
                     .contains(&k)
                     {
@@ -1955,7 +2054,9 @@ mod tests {
                 NUMBERS_INCLUSION,
                 NUMBERS_SEQUENCE,
                 NUMBERS_CONFLICT,
-                NUMBERS_CLASH
+                NUMBERS_CLASH,
+                TRIGRAMS,
+                TRIGRAMS_MISSING
             ]
             .contains(&k)));
     }

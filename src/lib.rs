@@ -29,6 +29,7 @@ pub mod rowkey;
 pub mod signature;
 pub mod svm;
 pub mod text;
+pub mod trigrams;
 pub mod txdelta;
 pub mod weights;
 pub mod window;

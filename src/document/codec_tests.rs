@@ -38,6 +38,8 @@ pub(crate) fn sample() -> Document {
         source: Some("tass".into()),
         words: 5,
         fingerprint: 0x0123_4567_89ab_cdef_0011_2233_4455_6677,
+        // As documents stored before 0.2.0's trigrams: their bytes stay as they were.
+        trigrams: None,
     }
 }
 
@@ -352,4 +354,91 @@ fn prefix_key_keeps_four_characters() {
     );
     assert_eq!(prefix_key(&x), prefix_key(&y));
     assert_eq!(prefix_key(&x), prefix_key(&x[..5]));
+}
+
+#[test]
+fn trigrams_are_optional_and_old_bytes_unchanged() {
+    use crate::document::Skim;
+    // Without trigrams, the bytes are those of a build that knew nothing of them:
+    // flag bit 3 clear, nothing after the paragraphs.
+    let old = sample();
+    let b = old.encode();
+    assert_eq!(b[HEADER_LEN] & 8, 0);
+    assert_eq!(Document::decode(&b).unwrap().trigrams, None);
+    let with = Document {
+        trigrams: Some(vec![0, 1, 7, 300, 40_000, 65_535]),
+        ..sample()
+    };
+    let bt = with.encode();
+    assert_eq!(bt[HEADER_LEN] & 8, 8);
+    // The same bytes up to the paragraphs' end, apart from the flag and the hash.
+    assert_eq!(&bt[HEADER_LEN + 1..b.len()], &b[HEADER_LEN + 1..]);
+    assert_eq!(Document::decode(&bt).unwrap(), with);
+    assert_eq!(Document::skim(&bt).unwrap(), Skim::of(&with));
+    for n in 0..bt.len() {
+        assert!(Document::decode(&bt[..n]).is_err(), "prefix {n} decoded");
+        assert!(Document::skim(&bt[..n]).is_err(), "prefix {n} skimmed");
+    }
+    // An empty set is not an absent one.
+    let empty = Document {
+        trigrams: Some(Vec::new()),
+        ..sample()
+    };
+    assert_eq!(Document::decode(&empty.encode()).unwrap(), empty);
+}
+
+#[test]
+fn bad_trigrams_are_refused() {
+    let base = sample().encode();
+    let with = |tail: &[u8]| {
+        let mut body = base[HEADER_LEN..].to_vec();
+        body[0] |= 8;
+        body.extend_from_slice(tail);
+        v2(&body)
+    };
+    assert!(Document::decode(&with(&[2, 5, 3])).is_ok());
+    for (tail, why) in [
+        (&[2u8, 5, 0][..], "a repeated key"),
+        (&[2, 0x80, 0x80, 0x04, 1], "a key past 2^16"),
+        (&[2, 0xff, 0xff, 0x03, 1], "a gap past 2^16"),
+        (&[3, 1, 1], "fewer keys than counted"),
+    ] {
+        let e = Document::decode(&with(tail)).unwrap_err();
+        assert_eq!(e.sqlstate(), "22P03", "{why}");
+        assert!(Document::skim(&with(tail)).is_err(), "{why}");
+    }
+    // More than a document can hold, even when the bytes are there.
+    let n = crate::trigrams::MAX_TRIGRAMS + 1;
+    let mut tail = Vec::new();
+    put_var(&mut tail, n as u64);
+    tail.extend(std::iter::repeat(1u8).take(n));
+    let e = Document::decode(&with(&tail)).unwrap_err();
+    assert!(e.to_string().contains("trigrams"), "{e}");
+}
+
+#[test]
+fn analysis_records_the_opening_words_trigrams() {
+    let opts = crate::text::AnalyzeOptions {
+        lang: crate::text::Lang::Auto,
+        min_word_length: 3,
+    };
+    // Stop words and short words give no terms but do give trigrams.
+    let d = crate::text::analyze("Он и Она в 2024, ЁЛКА!", None, None, None, &opts);
+    assert_eq!(
+        d.trigrams,
+        Some(crate::trigrams::of_words(["он", "и", "она", "в", "2024", "елка"]))
+    );
+    let long: String = (0..5000).map(|i| format!("слово{i} ")).collect();
+    let d = crate::text::analyze(&long, None, None, None, &opts);
+    let first: Vec<String> = (0..crate::trigrams::MAX_WORDS)
+        .map(|i| format!("слово{i}"))
+        .collect();
+    assert_eq!(
+        d.trigrams,
+        Some(crate::trigrams::of_words(first.iter().map(String::as_str)))
+    );
+    assert_eq!(
+        crate::text::analyze("", None, None, None, &opts).trigrams,
+        Some(Vec::new())
+    );
 }

@@ -303,6 +303,8 @@ pub fn analyze_checked<E>(
     // The fingerprint, hashed as the words go by (see `fingerprint::of_visible`).
     let mut fp = Xxh3Default::new();
     let mut fp_any = false;
+    // The trigrams of the first words, as the fingerprint reads them.
+    let mut tri = crate::trigrams::Collector::new();
     walk(text, &mut stems, &mut pacer, |st, e| match e {
         Event::Token(t) => {
             let norm = st.norm(t);
@@ -312,6 +314,7 @@ pub fn analyze_checked<E>(
                 }
                 fp_any = true;
                 fp.update(norm.as_bytes());
+                tri.word(norm);
             }
             match t.outcome {
                 Outcome::NotWord => {}
@@ -385,6 +388,7 @@ pub fn analyze_checked<E>(
         source: source.map(str::to_owned),
         words,
         fingerprint: if fp_any { fp.digest128() } else { 0 },
+        trigrams: Some(tri.finish()),
     })
 }
 
