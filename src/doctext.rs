@@ -195,8 +195,10 @@ pub fn to_text(doc: &Document) -> String {
     m.insert("sentences".into(), segments_json(doc, &doc.sentences));
     m.insert("paragraphs".into(), segments_json(doc, &doc.paragraphs));
     if let Some(t) = &doc.trigrams {
-        let hex: String = t.iter().map(|k| format!("{k:04x}")).collect();
-        m.insert("trigrams".into(), Value::from(hex));
+        let words = t
+            .words()
+            .map(|w| Value::from(w.iter().map(|k| format!("{k:04x}")).collect::<String>()));
+        m.insert("trigrams".into(), Value::Array(words.collect()));
     }
     Value::Object(m).to_string()
 }
@@ -372,8 +374,8 @@ pub fn from_text(s: &str) -> Result<Document> {
     };
     let trigrams = match m.get("trigrams") {
         None | Some(Value::Null) => None,
-        Some(Value::String(h)) => Some(parse_trigrams(h)?),
-        Some(_) => return Err(bad("\"trigrams\" must be a string of hex digits")),
+        Some(Value::Array(words)) => Some(parse_trigrams(words)?),
+        Some(_) => return Err(bad("\"trigrams\" must be an array of hex strings")),
     };
     Ok(Document {
         trigrams,
@@ -392,24 +394,40 @@ pub fn from_text(s: &str) -> Result<Document> {
     })
 }
 
-/// The trigram keys of the text form: 4 hex digits each, in increasing order, at
-/// most [`crate::trigrams::MAX_TRIGRAMS`] of them.
-fn parse_trigrams(h: &str) -> Result<Vec<u16>> {
-    const MAX: usize = crate::trigrams::MAX_TRIGRAMS;
-    if h.len() % 4 != 0 || !h.bytes().all(|c| c.is_ascii_hexdigit()) {
-        return Err(bad("\"trigrams\" must be 4 hex digits per key"));
+/// The trigram keys of the text form: one string per word, 4 hex digits per key,
+/// in increasing order; as many words and keys as the binary form holds.
+fn parse_trigrams(words: &[Value]) -> Result<crate::trigrams::Trigrams> {
+    use crate::trigrams::{Trigrams, MAX_WORDS, MAX_WORD_KEYS};
+    if words.len() > MAX_WORDS {
+        return Err(bad(format!(
+            "\"trigrams\" holds more than {MAX_WORDS} words"
+        )));
     }
-    if h.len() / 4 > MAX {
-        return Err(bad(format!("\"trigrams\" holds more than {MAX} keys")));
-    }
-    let mut out: Vec<u16> = Vec::with_capacity(h.len() / 4);
-    for i in (0..h.len()).step_by(4) {
-        let k = u16::from_str_radix(&h[i..i + 4], 16)
-            .map_err(|_| bad("\"trigrams\" must be 4 hex digits per key"))?;
-        if out.last().is_some_and(|&p| p >= k) {
-            return Err(bad("\"trigrams\" must be in increasing order"));
+    let mut out = Trigrams::default();
+    for w in words {
+        let h = w
+            .as_str()
+            .filter(|h| {
+                !h.is_empty() && h.len() % 4 == 0 && h.bytes().all(|c| c.is_ascii_hexdigit())
+            })
+            .ok_or_else(|| {
+                bad("\"trigrams\" must hold one string of 4 hex digits per key for each word")
+            })?;
+        if h.len() / 4 > MAX_WORD_KEYS {
+            return Err(bad(format!(
+                "a word of \"trigrams\" holds more than {MAX_WORD_KEYS} keys"
+            )));
         }
-        out.push(k);
+        let start = out.keys.len();
+        for i in (0..h.len()).step_by(4) {
+            let k = u16::from_str_radix(&h[i..i + 4], 16)
+                .map_err(|_| bad("\"trigrams\" must be hex digits"))?;
+            if out.keys.len() > start && out.keys.last().is_some_and(|&p| p >= k) {
+                return Err(bad("each word of \"trigrams\" must be in increasing order"));
+            }
+            out.keys.push(k);
+        }
+        out.lens.push((out.keys.len() - start) as u8);
     }
     Ok(out)
 }
@@ -746,16 +764,21 @@ mod tests {
             },
             trigrams: match r.below(4) {
                 0 => None,
-                1 => Some(Vec::new()),
+                1 => Some(crate::trigrams::Trigrams::default()),
                 _ => {
-                    let mut t: Vec<u16> = (0..r.below(40))
-                        .map(|_| {
-                            let x = r.next() as u16;
-                            r.pick(&[0, u16::MAX, x])
-                        })
-                        .collect();
-                    t.sort_unstable();
-                    t.dedup();
+                    let mut t = crate::trigrams::Trigrams::default();
+                    for _ in 0..r.below(6) {
+                        let mut w: Vec<u16> = (0..1 + r.below(12))
+                            .map(|_| {
+                                let x = r.next() as u16;
+                                r.pick(&[0, u16::MAX, x])
+                            })
+                            .collect();
+                        w.sort_unstable();
+                        w.dedup();
+                        t.lens.push(w.len() as u8);
+                        t.keys.extend(w);
+                    }
                     Some(t)
                 }
             },

@@ -9,8 +9,8 @@
 //! - every term is 1 to [`MAX_TERM_BYTES`] bytes long (the analyser drops longer words).
 //! - every index in a `Segment::terms` is `< terms.len()`.
 //! - `numbers` are normalised decimal strings (see `text::numbers`), in text order.
-//! - `trigrams`, when present, are sorted, distinct and at most
-//!   [`crate::trigrams::MAX_TRIGRAMS`].
+//! - `trigrams`, when present, hold at most [`crate::trigrams::MAX_WORDS`] words,
+//!   each of 1 to [`crate::trigrams::MAX_WORD_KEYS`] sorted, distinct keys.
 //!
 //! # What decoding may cost
 //!
@@ -44,7 +44,8 @@ pub const MAX_TERM_BYTES: usize = 128;
 /// for at most `size_of::<TermFreq>() + MAX_TERM_BYTES` = 160 bytes (40 per input
 /// byte); a number at least 2 bytes for `size_of::<String>() + 1` (12.5 per byte);
 /// a segment at least 9 bytes for 32, and each of its term indices at least 1 byte
-/// for 4; the source at most 1 per byte; a trigram key at least 1 byte for 2. Vectors are reserved at the smallest item
+/// for 4; the source at most 1 per byte; a trigram key at least 1 byte for 2 (and
+/// a word's count 1 byte for 1). Vectors are reserved at the smallest item
 /// size, so their capacity stays within the same bound.
 pub const MAX_DECODE_EXPANSION: usize = 40;
 
@@ -97,11 +98,10 @@ pub struct Document {
     pub fingerprint: u128,
     /// The analyser version that made it ([`ANALYZER_VERSION`]).
     pub analyzer: u16,
-    /// The character-trigram keys of the body's first words ([`crate::trigrams`]),
-    /// sorted, distinct, at most [`crate::trigrams::MAX_TRIGRAMS`]. None for a
-    /// document stored before they were recorded (or read from a text form
-    /// without them): its trigram features are unknown.
-    pub trigrams: Option<Vec<u16>>,
+    /// The character-trigram keys of the body's first distinct words
+    /// ([`crate::trigrams`]). None for a document stored before they were recorded
+    /// (or read from a text form without them): its trigram features are unknown.
+    pub trigrams: Option<crate::trigrams::Trigrams>,
 }
 
 impl Default for Document {
@@ -152,7 +152,7 @@ impl Document {
             + segs(&self.sentences)
             + segs(&self.paragraphs)
             + self.source.as_ref().map_or(0, String::len)
-            + self.trigrams.as_ref().map_or(0, |t| 2 * t.len())
+            + self.trigrams.as_ref().map_or(0, |t| t.heap_bytes())
     }
 }
 
@@ -174,8 +174,9 @@ impl Document {
 //        the previous term, var suffix length, suffix bytes, var tf
 //   numbers: var count, then var len + bytes each
 //   sentences, paragraphs: var count, then per segment: 8B hash, var n, n × var index
-//   trigrams (if flag bit 3): var count, then the first key and each gap to the
-//        next (≥ 1), var each: keys sorted, distinct, below 2^16
+//   trigrams (if flag bit 3): var word count, then per word: var key count, the
+//        first key and each gap to the next (≥ 1), var each: a word's keys
+//        sorted, distinct, below 2^16
 //
 // "var" is an unsigned LEB128 varint. Prefix compression of the sorted terms
 // saves about a third of the term bytes on Russian news text.
@@ -510,30 +511,37 @@ impl<'a> Reader<'a> {
         }
         Ok(out)
     }
-    /// The trigram keys (flag bit 3): a count of at most
-    /// [`crate::trigrams::MAX_TRIGRAMS`], the first key and the gaps, each key
+    /// The trigram keys (flag bit 3): at most [`crate::trigrams::MAX_WORDS`]
+    /// words, each of 1 to [`crate::trigrams::MAX_WORD_KEYS`] keys, each key
     /// greater than the one before and below 2^16.
-    fn trigrams(&mut self) -> Result<Vec<u16>> {
-        let n = self.count(1)?;
-        if n > crate::trigrams::MAX_TRIGRAMS {
-            return Err(DedupError::invalid_binary(format!(
-                "document has more than {} trigrams",
-                crate::trigrams::MAX_TRIGRAMS
-            )));
+    fn trigrams(&mut self) -> Result<crate::trigrams::Trigrams> {
+        use crate::trigrams::{Trigrams, MAX_WORDS, MAX_WORD_KEYS};
+        let bad = |why: &str| DedupError::invalid_binary(format!("document trigrams: {why}"));
+        let words = self.count(2)?;
+        if words > MAX_WORDS {
+            return Err(bad(&format!("more than {MAX_WORDS} words")));
         }
-        let mut out: Vec<u16> = Vec::with_capacity(n);
-        let mut next: u64 = 0;
-        for i in 0..n {
-            let gap = self.var()?;
-            if i > 0 && gap == 0 {
-                return Err(DedupError::invalid_binary(
-                    "document trigrams are not sorted",
-                ));
+        let mut out = Trigrams {
+            keys: Vec::new(),
+            lens: Vec::with_capacity(words),
+        };
+        for _ in 0..words {
+            let n = self.count(1)?;
+            if n == 0 || n > MAX_WORD_KEYS {
+                return Err(bad(&format!("a word has {n} keys (1 to {MAX_WORD_KEYS})")));
             }
-            next = next.saturating_add(gap);
-            let k = u16::try_from(next)
-                .map_err(|_| DedupError::invalid_binary("document trigram out of range"))?;
-            out.push(k);
+            out.keys.reserve(n);
+            let mut next: u64 = 0;
+            for i in 0..n {
+                let gap = self.var()?;
+                if i > 0 && gap == 0 {
+                    return Err(bad("a word's keys are not sorted"));
+                }
+                next = next.saturating_add(gap);
+                out.keys
+                    .push(u16::try_from(next).map_err(|_| bad("a key is out of range"))?);
+            }
+            out.lens.push(n as u8);
         }
         Ok(out)
     }
@@ -618,7 +626,7 @@ pub struct Skim {
     /// The same of the first sentence only.
     pub lead_bigrams: Vec<u64>,
     /// [`Document::trigrams`].
-    pub trigrams: Option<Vec<u16>>,
+    pub trigrams: Option<crate::trigrams::Trigrams>,
 }
 
 /// What [`Reader::term_hashes`] collects of the body terms besides their hashes.
@@ -848,11 +856,14 @@ impl Document {
         put_segments(&mut out, &self.sentences);
         put_segments(&mut out, &self.paragraphs);
         if let Some(t) = &self.trigrams {
-            put_var(&mut out, t.len() as u64);
-            let mut prev = 0u16;
-            for (i, &k) in t.iter().enumerate() {
-                put_var(&mut out, u64::from(if i == 0 { k } else { k.wrapping_sub(prev) }));
-                prev = k;
+            put_var(&mut out, t.lens.len() as u64);
+            for w in t.words() {
+                put_var(&mut out, w.len() as u64);
+                let mut prev = 0u16;
+                for &k in w {
+                    put_var(&mut out, u64::from(k.wrapping_sub(prev)));
+                    prev = k;
+                }
             }
         }
         let h = xxhash_rust::xxh3::xxh3_128(&out[HEADER_LEN..]);

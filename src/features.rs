@@ -30,16 +30,16 @@
 //! | 21 | `lead_shingles` | share of a's lead-sentence stem bigrams ([`crate::document::bigram_key`]) that no sentence of b has |
 //! | 22 | `numbers_own` | `ln(1 + n)`, n the distinct numbers of a (digits, and numbers written as words: [`crate::numerals`]) b lacks |
 //! | 23 | `numbers_clash` | `numbers_conflict` over the same numbers, words included; [`UNKNOWN`] when a side has none |
-//! | 24 | `trigrams` | `1 −` Jaccard of the character-trigram sets of the first 32 words ([`crate::trigrams`]: pg_trgm's similarity); [`UNKNOWN`] when a side has no recorded trigrams or neither has any |
-//! | 25 | `trigrams_missing` | share of a's character trigrams (the same sets) that b lacks; [`UNKNOWN`] as for `trigrams` |
+//! | 24 | `trigrams` | `1 −` Jaccard of the character-trigram sets of the first 32 distinct words ([`crate::trigrams`]: pg_trgm's similarity); [`UNKNOWN`] when a side has no recorded trigrams or neither has any |
+//! | 25 | `word_order` | `1 −` the longest common subsequence of the same words (surface words, stop words included) over the longer word count; [`UNKNOWN`] as for `trigrams` |
 //!
 //! ρ is asymmetric on purpose (inclusions, differences, the authority order), so that
 //! the classifier run on ρ(a,b) and ρ(b,a) can tell which of the two is the copy
 //! (§6.1). Features 11–23 were added to the paper's: they see what one side has that
 //! the other lacks (see [`crate::coverage`]); 18–23 (0.2.0, issue 21) in absolute
 //! amounts, word order and numbers written as words; 24–25 (0.2.0) compare the
-//! surface words' character trigrams, which stop words, short words and
-//! inflections the stemmer splits still share. Features 0–5 are distances in `[0, 1]` that are 0 for identical documents.
+//! surface words (their character trigrams, their order), which stop words, short
+//! words and inflections the stemmer splits still share. Features 0–5 are distances in `[0, 1]` that are 0 for identical documents.
 //! Every value is finite: NaN becomes 0 and magnitudes are clamped to
 //! [`FEATURE_LIMIT`].
 //!
@@ -93,7 +93,7 @@ pub const FEATURE_NAMES: [&str; N_FEATURES] = [
     "numbers_own",
     "numbers_clash",
     "trigrams",
-    "trigrams_missing",
+    "word_order",
 ];
 
 /// Length of ρ.
@@ -134,7 +134,7 @@ const LEAD_SHINGLES: usize = 21;
 const NUMBERS_OWN: usize = 22;
 const NUMBERS_CLASH: usize = 23;
 const TRIGRAMS: usize = 24;
-const TRIGRAMS_MISSING: usize = 25;
+const WORD_ORDER: usize = 25;
 
 /// Everything needed to compare a pair, with weights already computed by the caller
 /// ([`crate::weights`]) against the collection.
@@ -283,11 +283,12 @@ pub struct Prepared {
     has_title: bool,
     has_numbers: bool,
     published_at: Option<i64>,
-    /// [`Document::trigrams`].
-    trigrams: Option<Vec<u16>>,
+    /// [`Document::trigrams`], and their set.
+    trigrams: Option<crate::trigrams::Trigrams>,
+    trigram_set: Vec<u16>,
 }
 
-/// Features 11–15 and 17–25 of both directions from prepared sides.
+/// Features 11–15 and 17–26 of both directions from prepared sides.
 fn coverage_both(
     pa: &Prepared,
     pb: &Prepared,
@@ -308,20 +309,34 @@ fn coverage_both(
     ab[LEAD_SHINGLES] = coverage::share_absent(&pa.lead_bigrams, &pb.bigrams);
     ba[LEAD_SHINGLES] = coverage::share_absent(&pb.lead_bigrams, &pa.bigrams);
     numbers_both(&pa.number_keys, &pb.number_keys, ab, ba);
-    trigrams_both(pa.trigrams.as_deref(), pb.trigrams.as_deref(), ab, ba);
+    trigrams_both(
+        trigram_side(&pa.trigrams, &pa.trigram_set),
+        trigram_side(&pb.trigrams, &pb.trigram_set),
+        ab,
+        ba,
+    );
 }
 
-/// `trigrams` and `trigrams_missing` both ways ([`crate::trigrams::features`]); 0
-/// where they are unknown, which [`Absent`] then marks.
+/// A side's trigrams as [`crate::trigrams::features`] reads them.
+fn trigram_side<'a>(
+    t: &'a Option<crate::trigrams::Trigrams>,
+    set: &'a [u16],
+) -> Option<crate::trigrams::Side<'a>> {
+    t.as_ref().map(|words| crate::trigrams::Side { words, set })
+}
+
+/// `trigrams` and `word_order` ([`crate::trigrams::features`], symmetric); 0 where
+/// they are unknown, which [`Absent`] then marks.
 fn trigrams_both(
-    a: Option<&[u16]>,
-    b: Option<&[u16]>,
+    a: Option<crate::trigrams::Side>,
+    b: Option<crate::trigrams::Side>,
     ab: &mut [f64; N_FEATURES],
     ba: &mut [f64; N_FEATURES],
 ) {
-    let (d, mab, mba) = crate::trigrams::features(a, b).unwrap_or((0.0, 0.0, 0.0));
-    (ab[TRIGRAMS], ba[TRIGRAMS]) = (d, d);
-    (ab[TRIGRAMS_MISSING], ba[TRIGRAMS_MISSING]) = (mab, mba);
+    if let Some(f) = crate::trigrams::features(a, b) {
+        (ab[TRIGRAMS], ba[TRIGRAMS]) = (f.distance, f.distance);
+        (ab[WORD_ORDER], ba[WORD_ORDER]) = (f.order, f.order);
+    }
 }
 
 /// [`coverage::against`]'s values into their places in ρ.
@@ -501,6 +516,7 @@ impl Prepared {
             has_title: !d.title_terms.is_empty(),
             has_numbers: !d.numbers.is_empty(),
             published_at: d.published_at,
+            trigram_set: d.trigrams.as_ref().map(|t| t.set()).unwrap_or_default(),
             trigrams: d.trigrams.clone(),
             terms,
             title_terms: term_keys(&d.title_terms, side.title_weights.len()),
@@ -529,7 +545,8 @@ impl Prepared {
                 + self.number_keys.len()
                 + self.bigrams.len()
                 + self.lead_bigrams.len())
-            + 2 * self.trigrams.as_ref().map_or(0, Vec::len)
+            + self.trigrams.as_ref().map_or(0, |t| t.heap_bytes())
+            + 2 * self.trigram_set.len()
     }
 }
 
@@ -659,7 +676,7 @@ fn absent(a: &Prepared, b: &Prepared) -> Absent {
         numbers: !a.has_numbers && !b.has_numbers,
         conflict: !a.has_numbers || !b.has_numbers,
         clash: a.number_keys.is_empty() || b.number_keys.is_empty(),
-        trigrams: !crate::trigrams::known(a.trigrams.as_deref(), b.trigrams.as_deref()),
+        trigrams: !crate::trigrams::known(a.trigrams.as_ref(), b.trigrams.as_ref()),
     }
 }
 
@@ -724,7 +741,8 @@ pub struct Unweighed {
     images: u32,
     links: u32,
     published_at: Option<i64>,
-    trigrams: Option<Vec<u16>>,
+    trigrams: Option<crate::trigrams::Trigrams>,
+    trigram_set: Vec<u16>,
     /// The document's source (for its authority).
     pub source: Option<String>,
 }
@@ -765,6 +783,7 @@ impl Unweighed {
             images: s.images,
             links: s.links,
             published_at: s.published_at,
+            trigram_set: s.trigrams.as_ref().map(|t| t.set()).unwrap_or_default(),
             trigrams: s.trigrams,
             source: s.source,
         }
@@ -782,7 +801,8 @@ impl Unweighed {
             + self.bigrams.len()
             + self.lead_bigrams.len())
             + 16 * (self.sentences.sorted.len() + self.paragraphs.sorted.len())
-            + 2 * self.trigrams.as_ref().map_or(0, Vec::len)
+            + self.trigrams.as_ref().map_or(0, |t| t.heap_bytes())
+            + 2 * self.trigram_set.len()
             + self.source.as_ref().map_or(0, |s| s.len())
     }
 }
@@ -940,12 +960,12 @@ pub fn bounds(
     // Character trigrams read no weights: exact both ways.
     let (mut tab, mut tba) = ([0.0; N_FEATURES], [0.0; N_FEATURES]);
     trigrams_both(
-        pa.trigrams.as_deref(),
-        ub.trigrams.as_deref(),
+        trigram_side(&pa.trigrams, &pa.trigram_set),
+        trigram_side(&ub.trigrams, &ub.trigram_set),
         &mut tab,
         &mut tba,
     );
-    for k in [TRIGRAMS, TRIGRAMS_MISSING] {
+    for k in [TRIGRAMS, WORD_ORDER] {
         ab[k] = Range::exact(sanitize(tab[k]));
         ba[k] = Range::exact(sanitize(tba[k]));
     }
@@ -955,7 +975,7 @@ pub fn bounds(
         numbers: !pa.has_numbers && ub.numbers.is_empty(),
         conflict: !pa.has_numbers || ub.numbers.is_empty(),
         clash: pa.number_keys.is_empty() || ub.number_keys.is_empty(),
-        trigrams: !crate::trigrams::known(pa.trigrams.as_deref(), ub.trigrams.as_deref()),
+        trigrams: !crate::trigrams::known(pa.trigrams.as_ref(), ub.trigrams.as_ref()),
     };
     gone.apply_ranges(&mut ab);
     gone.apply_ranges(&mut ba);
@@ -1128,7 +1148,7 @@ impl Absent {
             (self.conflict, NUMBERS_CONFLICT),
             (self.clash, NUMBERS_CLASH),
             (self.trigrams, TRIGRAMS),
-            (self.trigrams, TRIGRAMS_MISSING),
+            (self.trigrams, WORD_ORDER),
         ]
         .into_iter()
         .filter_map(|(absent, k)| absent.then_some(k))
@@ -1463,7 +1483,7 @@ mod tests {
             // them) for every fifth, an empty set for some.
             d.trigrams = match next(5) {
                 0 => None,
-                1 => Some(Vec::new()),
+                1 => Some(Default::default()),
                 _ => Some(crate::trigrams::of_words(
                     sents.iter().flatten().copied().take(next(6) as usize + 1),
                 )),
@@ -1589,8 +1609,7 @@ mod tests {
         // pg_trgm's similarity('word', 'words') is 4/7.
         assert!((ab[TRIGRAMS] - 3.0 / 7.0).abs() < 1e-12);
         assert_eq!(ab[TRIGRAMS], ba[TRIGRAMS]);
-        assert!((ab[TRIGRAMS_MISSING] - 1.0 / 5.0).abs() < 1e-12);
-        assert!((ba[TRIGRAMS_MISSING] - 2.0 / 6.0).abs() < 1e-12);
+        assert_eq!((ab[WORD_ORDER], ba[WORD_ORDER]), (1.0, 1.0));
         // A document stored before trigrams were recorded: unknown, both ways, on
         // every path (and in the bounds).
         let old = Document {
@@ -1602,7 +1621,7 @@ mod tests {
         let one = compare(&sa, &so);
         let pa = Prepared::new(&sa);
         let (rab, rba) = bounds(&sa, &pa, &Unweighed::new(&old), 0.0, true);
-        for k in [TRIGRAMS, TRIGRAMS_MISSING] {
+        for k in [TRIGRAMS, WORD_ORDER] {
             assert!(ab[k].is_nan() && ba[k].is_nan() && one[k].is_nan());
             assert!(rab[k].contains(UNKNOWN) && rba[k].contains(UNKNOWN));
         }
@@ -2020,7 +2039,7 @@ mod tests {
                         NUMBERS_CONFLICT,
                         NUMBERS_CLASH,
                         TRIGRAMS,
-                        TRIGRAMS_MISSING,
+                        WORD_ORDER,
                     ]
                     .contains(&k)
                     {
@@ -2056,7 +2075,7 @@ mod tests {
                 NUMBERS_CONFLICT,
                 NUMBERS_CLASH,
                 TRIGRAMS,
-                TRIGRAMS_MISSING
+                WORD_ORDER
             ]
             .contains(&k)));
     }

@@ -303,7 +303,7 @@ pub fn analyze_checked<E>(
     // The fingerprint, hashed as the words go by (see `fingerprint::of_visible`).
     let mut fp = Xxh3Default::new();
     let mut fp_any = false;
-    // The trigrams of the first words, as the fingerprint reads them.
+    // The trigrams of the first distinct words, as the fingerprint reads them.
     let mut tri = crate::trigrams::Collector::new();
     walk(text, &mut stems, &mut pacer, |st, e| match e {
         Event::Token(t) => {

@@ -305,7 +305,7 @@ fn tokens_agree_with_analyze() {
 fn empty_and_junk_inputs() {
     // An empty text records an empty trigram set (not an absent one).
     let empty = Document {
-        trigrams: Some(Vec::new()),
+        trigrams: Some(Default::default()),
         ..Document::default()
     };
     assert_eq!(doc(""), empty);
