@@ -369,7 +369,7 @@ mod tests {
     #[test]
     fn reads_a_bounded_opening_of_distinct_words() {
         let long = "x".repeat(10_000);
-        let t = of_words(std::iter::repeat(long.as_str()).take(1000));
+        let t = of_words(std::iter::repeat_n(long.as_str(), 1000));
         assert_eq!(t.lens.len(), 1, "a repeated word is read once");
         assert!(t.keys.len() <= MAX_WORD_KEYS);
         // Distinct words past MAX_WORDS are not read; repeats do not count.
