@@ -288,7 +288,7 @@ pub struct Prepared {
     trigram_set: Vec<u16>,
 }
 
-/// Features 11–15 and 17–26 of both directions from prepared sides.
+/// Features 11–15 and 17–25 of both directions from prepared sides.
 fn coverage_both(
     pa: &Prepared,
     pb: &Prepared,
