@@ -91,6 +91,11 @@ RESET ROLE;
 SELECT err($$SELECT dedup.set_time_window('wnews', interval '0')$$);
 CREATE TABLE wnot (id int PRIMARY KEY, body text);
 SELECT err($$SELECT dedup.set_time_window('wnot', interval '1 day')$$);
+SELECT err($$SELECT dedup.set_time_window(NULL, interval '1 day')$$);
+-- dedup.distribute: a table that is not enabled, no Citus here, NULL arguments.
+SELECT err($$SELECT dedup.distribute('wnot', 'id')$$);
+SELECT err($$SELECT dedup.distribute('wflat', 'id')$$);
+SELECT dedup.distribute(NULL, 'id') IS NULL AS strict_null;
 -- A date column, partitions by date and days of the window.
 CREATE TABLE dnews (id bigint, day date NOT NULL, body text, PRIMARY KEY (id, day)) PARTITION BY RANGE (day);
 CREATE TABLE dnews_a PARTITION OF dnews FOR VALUES FROM (MINVALUE) TO ('2024-02-01');
