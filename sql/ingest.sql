@@ -132,7 +132,11 @@ BEGIN
     -- the DDL a Citus coordinator runs on a worker (shards) never concerns one.
     IF to_regclass('dedup.enabled_tables') IS NULL
        OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' OR NOT EXISTS (
-        SELECT 1 FROM pg_catalog.pg_event_trigger_ddl_commands() c WHERE c.schema_name IS DISTINCT FROM 'pg_temp') THEN
+        -- Only DDL on a partitioned table or a partition can concern one.
+        SELECT 1 FROM pg_catalog.pg_event_trigger_ddl_commands() c
+        JOIN pg_catalog.pg_class r ON r.oid = c.objid
+        WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND c.schema_name IS DISTINCT FROM 'pg_temp'
+          AND (r.relkind = 'p' OR r.relispartition)) THEN
         RETURN;
     END IF;
     FOR part, root IN
@@ -775,3 +779,7 @@ COMMENT ON FUNCTION dedup._row_stored() IS
 GRANT USAGE ON SCHEMA dedup TO PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA dedup FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA dedup FROM PUBLIC;
+-- Two internal functions change a collection's statistics (written at commit with
+-- the owner's rights): only the SECURITY DEFINER triggers that call them may.
+REVOKE EXECUTE ON FUNCTION dedup._forget(oid, dedup.document) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION dedup._count_partition(oid, oid, integer) FROM PUBLIC;

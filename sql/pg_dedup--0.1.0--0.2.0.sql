@@ -229,7 +229,11 @@ BEGIN
     -- the DDL a Citus coordinator runs on a worker (shards) never concerns one.
     IF to_regclass('dedup.enabled_tables') IS NULL
        OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' OR NOT EXISTS (
-        SELECT 1 FROM pg_catalog.pg_event_trigger_ddl_commands() c WHERE c.schema_name IS DISTINCT FROM 'pg_temp') THEN
+        -- Only DDL on a partitioned table or a partition can concern one.
+        SELECT 1 FROM pg_catalog.pg_event_trigger_ddl_commands() c
+        JOIN pg_catalog.pg_class r ON r.oid = c.objid
+        WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND c.schema_name IS DISTINCT FROM 'pg_temp'
+          AND (r.relkind = 'p' OR r.relispartition)) THEN
         RETURN;
     END IF;
     FOR part, root IN
@@ -837,6 +841,10 @@ END $$;
 GRANT USAGE ON SCHEMA dedup TO PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA dedup FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA dedup FROM PUBLIC;
+-- Two internal functions change a collection's statistics (written at commit with
+-- the owner's rights): only the SECURITY DEFINER triggers that call them may.
+REVOKE EXECUTE ON FUNCTION dedup._forget(oid, dedup.document) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION dedup._count_partition(oid, oid, integer) FROM PUBLIC;
 
 -- 0.2.0 changes the defaults of new collections (topwords signatures of 16 words,
 -- 4 shared keys, BM25 k1 = 2.0: see README, "Candidate filter"). Collections that
@@ -881,7 +889,7 @@ COMMENT ON FUNCTION dedup.filter_quality(text) IS
 COMMENT ON FUNCTION dedup.fingerprint(text) IS
     'The exact-duplicate key of a text: equal for texts that differ only in case, punctuation, whitespace or markup';
 COMMENT ON FUNCTION dedup.flush_stats(text) IS
-    'Writes this transaction''s statistics changes of a collection and folds its pending documents (dedup.stats_batch) now; returns the documents folded';
+    'Writes this transaction''s statistics changes of a collection and folds its pending batches (dedup.stats_batch) now; returns the pending rows folded, one per committed transaction';
 COMMENT ON FUNCTION dedup.learn_authority(text, text) IS
     'Estimates each source''s authority (its share of originals) from labelled pairs and stores it; returns the sources written';
 COMMENT ON FUNCTION dedup.numbers(dedup.document) IS

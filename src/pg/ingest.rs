@@ -136,7 +136,9 @@ pub fn table_config(tbl: pg_sys::Oid) -> Rc<TableConfig> {
 }
 
 thread_local! {
-    static CONFIGS: std::cell::RefCell<config_cache::Kept<u32, TableConfig>> =
+    /// By table and the session's time zone: the partitions' time spans turn date
+    /// and timestamp bounds into times in it (see `partitions::to_timestamptz`).
+    static CONFIGS: std::cell::RefCell<config_cache::Kept<(u32, usize), TableConfig>> =
         std::cell::RefCell::new(config_cache::Kept::default());
 }
 
@@ -144,7 +146,10 @@ thread_local! {
 /// it is not enabled (not cached: that is an error or a trigger left behind). For a
 /// partition of an enabled partitioned table (at any depth) it is that table's.
 pub fn enabled_table(tbl: pg_sys::Oid) -> Option<Rc<TableConfig>> {
-    config_cache::get_or(&CONFIGS, tbl.to_u32(), || {
+    // SAFETY: reads the pointer to the session's time zone (`SET TimeZone`
+    // replaces it; the same zone keeps its pointer).
+    let tz = unsafe { pg_sys::session_timezone } as usize;
+    config_cache::get_or(&CONFIGS, (tbl.to_u32(), tz), || {
         // Read with the owner's rights (the writer needs none on the extension's
         // tables); a cached configuration costs no switch.
         let cfg = as_owner(|| read_table_config(tbl))?;

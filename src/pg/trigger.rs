@@ -203,12 +203,10 @@ fn updates_document(
 }
 
 /// An identity of a stored document's bytes, to recognise it again within a
-/// statement (see `txdelta::Statement::take_move_delete`).
+/// statement (see `txdelta::Statement::take_move_delete`): the content hash its
+/// header carries (see `document::content_key`).
 pub fn doc_identity(bytes: &[u8]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    bytes.hash(&mut h);
-    h.finish()
+    crate::document::content_key(bytes) as u64
 }
 
 #[pg_trigger]
@@ -260,7 +258,12 @@ fn _trigger<'a>(
         tuple: new_tuple,
         desc,
     };
-    let key = if cfg.partitioned || is_update {
+    // An insert needs its key only as the second half of a move, and only an
+    // UPDATE statement of a partitioned table has moves to match.
+    let key = if is_update
+        || (cfg.partitioned
+            && statement::with_statement(root, |s| !s.updating.is_empty()).unwrap_or(false))
+    {
         row_key(&row, &cfg)
     } else {
         None
@@ -465,11 +468,13 @@ fn _trigger<'a>(
 #[pg_extern(volatile, strict, parallel_unsafe)]
 pub fn _forget(tbl: pg_sys::Oid, doc: DocumentDatum) {
     let cfg = ingest::table_config(tbl);
-    if cfg.partitioned {
-        let id = doc_identity(&doc.0);
-        if statement::with_statement(cfg.tbl, |s| s.take_move_delete(id)).unwrap_or(false) {
-            return;
-        }
+    if cfg.partitioned
+        && statement::with_statement(cfg.tbl, |s| {
+            !s.moved_docs.is_empty() && s.take_move_delete(doc_identity(&doc.0))
+        })
+        .unwrap_or(false)
+    {
+        return;
     }
     ingest::forget(&cfg, &doc, false);
 }

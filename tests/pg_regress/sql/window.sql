@@ -91,6 +91,11 @@ RESET ROLE;
 SELECT err($$SELECT dedup.set_time_window('wnews', interval '0')$$);
 CREATE TABLE wnot (id int PRIMARY KEY, body text);
 SELECT err($$SELECT dedup.set_time_window('wnot', interval '1 day')$$);
+SELECT err($$SELECT dedup.set_time_window(NULL, interval '1 day')$$);
+-- dedup.distribute: a table that is not enabled, no Citus here, NULL arguments.
+SELECT err($$SELECT dedup.distribute('wnot', 'id')$$);
+SELECT err($$SELECT dedup.distribute('wflat', 'id')$$);
+SELECT dedup.distribute(NULL, 'id') IS NULL AS strict_null;
 -- A date column, partitions by date and days of the window.
 CREATE TABLE dnews (id bigint, day date NOT NULL, body text, PRIMARY KEY (id, day)) PARTITION BY RANGE (day);
 CREATE TABLE dnews_a PARTITION OF dnews FOR VALUES FROM (MINVALUE) TO ('2024-02-01');
@@ -100,6 +105,14 @@ SELECT dedup.enable('dnews', 'body', published_at => 'day', time_window => inter
 INSERT INTO dnews VALUES (1, '2024-01-30', story(1)), (2, '2024-02-02', story(1)), (3, '2024-02-10', story(1)),
                          (4, '2024-03-02', story(1));
 SELECT id, duplicate_of, dedup_verdict FROM dnews ORDER BY id;
+-- Another session time zone than the one the configuration was read in: the
+-- partitions' spans follow it (5 is 3 days before 6, at the window's edge, and
+-- 6's partition begins after that edge in UTC).
+SET TimeZone = 'Pacific/Kiritimati';
+INSERT INTO dnews VALUES (6, '2024-02-01', story(6));
+INSERT INTO dnews VALUES (5, '2024-01-29', story(6));
+SELECT id, duplicate_of, dedup_verdict FROM dnews WHERE id IN (5, 6) ORDER BY id;
+SET TimeZone = 'UTC';
 DROP TABLE wnews, wflat, wnot, dnews;
 DROP ROLE regress_dedup_wother;
 DROP FUNCTION story(int);
