@@ -49,6 +49,13 @@ SELECT err('SELECT dedup.to_document(''текст'', lang => ''klingon'')');
 SELECT err('SELECT ''{"v":2}''::dedup.document');
 SELECT err('SELECT ''not json''::dedup.document');
 SELECT err('SELECT ''{"v":1,"terms":{"a":0}}''::dedup.document');
+-- The trigram keys of the text form: one string of 4 hex digits a key per word, increasing.
+SELECT '{"v":1,"trigrams":["0001ff00","0a0b"]}'::dedup.document::text::dedup.document::text AS trigrams_round_trip;
+SELECT err('SELECT ''{"v":1,"trigrams":"0001"}''::dedup.document');
+SELECT err('SELECT ''{"v":1,"trigrams":["00g1"]}''::dedup.document');
+SELECT err('SELECT ''{"v":1,"trigrams":["000"]}''::dedup.document');
+SELECT err('SELECT ''{"v":1,"trigrams":[""]}''::dedup.document');
+SELECT err('SELECT ''{"v":1,"trigrams":["00020001"]}''::dedup.document');
 -- The size limit: just under works, over gives 54000.
 SET LOCAL dedup.max_document_bytes = '2kB';
 SELECT (dedup.summary(dedup.to_document(repeat('a', 2048))))->'words' AS at_limit;
