@@ -351,7 +351,20 @@ fn _trigger<'a>(
         .and_then(|n| row.timestamptz(row.col(n)));
     let source = c.source.as_deref().and_then(|n| row.text(row.col(n)));
     let model = c.model.as_deref().and_then(|n| row.text(row.col(n)));
-    let self_key = if is_update { key.clone() } else { None };
+    // An updated row must not be compared with itself: the version the lookup
+    // sees is the old one, so it is known by the old row's key (an UPDATE may
+    // change the key, as one of a partitioned table's time column does).
+    let self_key = if is_update {
+        row_key(
+            &Row {
+                tuple: data.tg_trigtuple,
+                desc,
+            },
+            &cfg,
+        )
+    } else {
+        None
+    };
     let checked = as_owner(|| {
         ingest::check_row(
             &cfg,

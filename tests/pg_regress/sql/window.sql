@@ -113,6 +113,11 @@ INSERT INTO dnews VALUES (6, '2024-02-01', story(6));
 INSERT INTO dnews VALUES (5, '2024-01-29', story(6));
 SELECT id, duplicate_of, dedup_verdict FROM dnews WHERE id IN (5, 6) ORDER BY id;
 SET TimeZone = 'UTC';
+-- An UPDATE that changes the key (here its time column, to the next partition)
+-- does not find the row's own old version: 7 stays an original.
+INSERT INTO dnews VALUES (7, '2024-01-31', story(7));
+UPDATE dnews SET day = '2024-02-01' WHERE id = 7;
+SELECT tableoid::regclass AS part, id, day, duplicate_of, dedup_verdict FROM dnews WHERE id = 7;
 DROP TABLE wnews, wflat, wnot, dnews;
 DROP ROLE regress_dedup_wother;
 DROP FUNCTION story(int);
