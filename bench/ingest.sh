@@ -2,9 +2,10 @@
 # Ingest benchmark with PostgreSQL's default settings (only the port and socket
 # directory are set): a bulk INSERT ... SELECT and a COPY of N short documents into
 # an enabled table against the same into a plain table, and 1, 2 and 4 concurrent
-# single-row writers (pgbench) against an enabled table of N rows. Prints docs/s,
-# the trigger's share of plain (trigger rate / plain rate) and the writers' ratio to
-# one writer. Builds and installs the extension (release) unless --skip-build.
+# single-row writers (pgbench) against an enabled table of N rows (each run on a
+# fresh copy of it). Prints docs/s, the trigger's share of plain (trigger rate /
+# plain rate), the writers' ratio to one writer, the WAL per insert and what the
+# writers waited on. Builds and installs the extension (release) unless --skip-build.
 #   bash bench/ingest.sh [--rows N] [--seconds S] [--skip-build]
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -64,7 +65,11 @@ for how in select copy; do
     "$label" "$rows" "$te" "$(rate "$te")" "$marked" "$tp" "$(rate "$tp")" "$(echo "scale=1; 100 * $tp / $te" | bc)"
 done
 # Concurrent single-row writers, each insert its own autocommit transaction, of
-# texts that are mostly new, into the table just loaded.
+# texts that are mostly new, into the tables just loaded. Each run starts from the
+# same state: a copy of the loaded database (a run adds 15,000-30,000 rows, and a
+# later run on a larger table would be slower for that alone). While pgbench runs,
+# a sampler reads what its backends wait on (pg_stat_activity, every 20 ms), and
+# pg_stat_wal gives the WAL written per insert (the fold worker's included).
 cat > /tmp/pg_dedup_ingest_bench.sql <<'SQL'
 \set k random(1000000000, 2000000000)
 INSERT INTO enabled (id, body) VALUES (:k, story(:k)) ON CONFLICT DO NOTHING;
@@ -73,15 +78,44 @@ cat > /tmp/pg_dedup_ingest_bench_plain.sql <<'SQL'
 \set k random(1000000000, 2000000000)
 INSERT INTO plain (id, body) VALUES (:k, story(:k)) ON CONFLICT DO NOTHING;
 SQL
+q -c "CHECKPOINT"
+wq() { sudo -u postgres psql -X -q -t -A -v ON_ERROR_STOP=1 -h "$CLUSTER" -p "$PORT" -U postgres -d writers "$@"; }
+sampler() {
+  wq <<SQL
+CREATE TEMP TABLE waits (ev text);
+DO \$\$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
+  WHILE clock_timestamp() < t0 + make_interval(secs => $1) LOOP
+    PERFORM pg_stat_clear_snapshot();
+    INSERT INTO waits SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') FROM pg_stat_activity
+     WHERE application_name = 'pgbench' AND state = 'active';
+    PERFORM pg_sleep(0.02);
+  END LOOP; END \$\$;
+SELECT string_agg(ev || ' ' || round(100.0 * n / t) || '%', ', ' ORDER BY n DESC)
+  FROM (SELECT ev, count(*) AS n, sum(count(*)) OVER () AS t FROM waits GROUP BY ev ORDER BY n DESC LIMIT 4) s;
+SQL
+}
 declare -A base
 for f in plain enabled; do
   script=/tmp/pg_dedup_ingest_bench.sql
   [ $f = plain ] && script=/tmp/pg_dedup_ingest_bench_plain.sql
   for c in 1 2 4; do
-    tps=$(sudo -u postgres pgbench -n -c $c -j $c -T "$seconds" -f $script "${conn[@]}" 2>/dev/null \
-          | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+    # The copy needs the source database to itself (a fold worker may still be in it).
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+      q >/dev/null 2>&1 -c "DROP DATABASE IF EXISTS writers" \
+        -c "CREATE DATABASE writers TEMPLATE postgres STRATEGY file_copy" && break
+      sleep 1
+    done
+    wal0=$(wq -c "SELECT pg_current_wal_lsn()")
+    sampler "$seconds" > /tmp/pg_dedup_ingest_waits &
+    out=$(sudo -u postgres pgbench -n -c $c -j $c -T "$seconds" -f $script -h "$CLUSTER" -p "$PORT" -U postgres writers 2>/dev/null)
+    wait
+    tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out")
+    n=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
+    walkb=$(wq -c "SELECT round(pg_wal_lsn_diff(pg_current_wal_lsn(), '$wal0') / 1024.0 / greatest($n, 1), 1)")
     [ $c = 1 ] && base[$f]=$tps
-    printf '%s: %d single-row writers: %s inserts/s (%.2fx one writer)\n' "$f" $c "$tps" "$(echo "$tps / ${base[$f]}" | bc -l)"
+    printf '%s: %d single-row writers: %s inserts/s (%.2fx one writer); WAL %s kB per insert; waits: %s\n' \
+      "$f" $c "$tps" "$(echo "$tps / ${base[$f]}" | bc -l)" "$walkb" "$(tail -1 /tmp/pg_dedup_ingest_waits)"
   done
 done
+q >/dev/null -c "DROP DATABASE IF EXISTS writers"
 rm -f "$csv"
