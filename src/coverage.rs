@@ -268,19 +268,7 @@ fn common(a: &[u64], b: &[u64]) -> usize {
             .filter(|x| long.binary_search(x).is_ok())
             .count();
     }
-    let (mut i, mut j, mut n) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                n += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    n
+    crate::sorted::intersection_count(a, b)
 }
 
 fn share_missing(shared: f64, total: f64) -> f64 {

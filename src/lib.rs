@@ -27,6 +27,7 @@ pub mod metrics;
 pub mod numerals;
 pub mod rowkey;
 pub mod signature;
+pub mod sorted;
 pub mod svm;
 pub mod text;
 pub mod trigrams;

@@ -487,20 +487,7 @@ impl Signature {
 
     /// Number of keys in both signatures (a merge-join; schemes are not looked at).
     pub fn shared_keys(&self, other: &Signature) -> usize {
-        let (a, b) = (&self.keys, &other.keys);
-        let (mut i, mut j, mut n) = (0, 0, 0);
-        while i < a.len() && j < b.len() {
-            match a[i].cmp(&b[j]) {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => {
-                    n += 1;
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
-        n
+        crate::sorted::intersection_count(&self.keys, &other.keys)
     }
 
     /// Shared keys / the smaller key count, in `[0, 1]`; 0 when either is empty.

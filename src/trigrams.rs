@@ -192,19 +192,7 @@ pub fn of_words<'a>(words: impl IntoIterator<Item = &'a str>) -> Trigrams {
 
 /// `|a ∩ b|` of two sorted, distinct key lists.
 pub fn shared(a: &[u16], b: &[u16]) -> usize {
-    let (mut i, mut j, mut n) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                n += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    n
+    crate::sorted::intersection_count(a, b)
 }
 
 /// One side as the features read it: its words and their union.
