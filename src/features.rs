@@ -475,6 +475,16 @@ fn segment_set(segs: &[Segment], w: &[f64]) -> SegmentSet {
 }
 
 impl Prepared {
+    /// What this side has, for [`Absent`].
+    fn present(&self) -> Present {
+        Present {
+            time: self.published_at.is_some(),
+            title: self.has_title,
+            numbers: self.has_numbers,
+            number_keys: !self.number_keys.is_empty(),
+        }
+    }
+
     pub fn new(side: &Side) -> Prepared {
         let d = side.doc;
         let (numbers, number_set) = number_keys(d);
@@ -659,14 +669,7 @@ pub fn compare_prepared(
 
 /// [`Absent`] of two prepared sides.
 fn absent(a: &Prepared, b: &Prepared) -> Absent {
-    Absent {
-        times: a.published_at.is_none() || b.published_at.is_none(),
-        titles: !a.has_title && !b.has_title,
-        numbers: !a.has_numbers && !b.has_numbers,
-        conflict: !a.has_numbers || !b.has_numbers,
-        clash: a.number_keys.is_empty() || b.number_keys.is_empty(),
-        trigrams: !crate::trigrams::known(a.trigrams.as_ref(), b.trigrams.as_ref()),
-    }
+    Absent::of(a.present(), b.present(), &a.trigrams, &b.trigrams)
 }
 
 // ---- bounds before weighing ---------------------------------------------------------
@@ -958,14 +961,13 @@ pub fn bounds(
         ab[k] = Range::exact(sanitize(tab[k]));
         ba[k] = Range::exact(sanitize(tba[k]));
     }
-    let gone = Absent {
-        times: pa.published_at.is_none() || ub.published_at.is_none(),
-        titles: !pa.has_title && ub.title_terms.is_empty(),
-        numbers: !pa.has_numbers && ub.numbers.is_empty(),
-        conflict: !pa.has_numbers || ub.numbers.is_empty(),
-        clash: pa.number_keys.is_empty() || ub.number_keys.is_empty(),
-        trigrams: !crate::trigrams::known(pa.trigrams.as_ref(), ub.trigrams.as_ref()),
+    let ub_present = Present {
+        time: ub.published_at.is_some(),
+        title: !ub.title_terms.is_empty(),
+        numbers: !ub.numbers.is_empty(),
+        number_keys: !ub.number_keys.is_empty(),
     };
+    let gone = Absent::of(pa.present(), ub_present, &pa.trigrams, &ub.trigrams);
     gone.apply_ranges(&mut ab);
     gone.apply_ranges(&mut ba);
     (ab, ba)
@@ -1125,7 +1127,35 @@ struct Absent {
     trigrams: bool,
 }
 
+/// What one side has, as far as [`Absent`] asks.
+#[derive(Clone, Copy)]
+struct Present {
+    time: bool,
+    title: bool,
+    /// Numbers in digits.
+    numbers: bool,
+    /// Numbers in digits or words.
+    number_keys: bool,
+}
+
 impl Absent {
+    /// What two sides lack between them (`ta`, `tb`: their recorded trigrams).
+    fn of(
+        a: Present,
+        b: Present,
+        ta: &Option<crate::trigrams::Trigrams>,
+        tb: &Option<crate::trigrams::Trigrams>,
+    ) -> Absent {
+        Absent {
+            times: !a.time || !b.time,
+            titles: !a.title && !b.title,
+            numbers: !a.numbers && !b.numbers,
+            conflict: !a.numbers || !b.numbers,
+            clash: !a.number_keys || !b.number_keys,
+            trigrams: !crate::trigrams::known(ta.as_ref(), tb.as_ref()),
+        }
+    }
+
     /// The features this makes unknown.
     fn features(self) -> impl Iterator<Item = usize> {
         [
