@@ -100,13 +100,13 @@ pub fn is_distributed(tbl: pg_sys::Oid) -> bool {
 /// Whether the table named `name` is a Citus distributed or reference table.
 pub fn is_distributed_name(name: &str) -> bool {
     present()
-        && Spi::get_one_with_args::<bool>(
-            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid = $1::pg_catalog.regclass)",
+        && Spi::get_one_with_args::<pg_sys::Oid>(
+            "SELECT $1::pg_catalog.regclass::pg_catalog.oid",
             &[name.into()],
         )
         .ok()
         .flatten()
-        .unwrap_or(false)
+        .is_some_and(is_distributed)
 }
 
 /// This node's copy of the reference table named `name` (a shard of it, beside it)
