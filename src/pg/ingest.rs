@@ -725,6 +725,80 @@ fn settled(judged: Vec<(Judged, Option<pg_sys::TransactionId>)>) -> Vec<Judged> 
         .collect()
 }
 
+/// Whether the originals that candidates name are still in the table, as looked up
+/// for one new document. `duplicate_of` is a mark set at insert: a copy whose
+/// original was deleted since (or had its key changed) still names it. A new
+/// document that duplicates such a copy points at the copy instead, so that its
+/// `duplicate_of` names a row that is there.
+#[derive(Default)]
+struct Roots {
+    known: std::collections::HashMap<String, bool>,
+}
+
+impl Roots {
+    /// Clears the `duplicate_of` of each judged candidate that the new document
+    /// duplicates and whose original is gone: it then counts as its own original.
+    /// An original that is itself a candidate is there; any other is looked up by
+    /// key (at most once per document, and only for candidates that are
+    /// duplicated).
+    fn resolve(
+        &mut self,
+        cfg: &TableConfig,
+        cands: &[(Candidate, Assessed)],
+        judged: &mut [Judged],
+        new_snapshot: bool,
+    ) {
+        for j in judged.iter_mut().filter(|j| j.score_new_dup > 0.0) {
+            let Some(root) = j.duplicate_of.as_deref() else {
+                continue;
+            };
+            let present = match self.known.get(root) {
+                Some(p) => *p,
+                None => {
+                    let p = cands.iter().any(|(c, _)| c.key == root)
+                        || row_exists(cfg, root, new_snapshot);
+                    self.known.insert(root.to_owned(), p);
+                    p
+                }
+            };
+            if !present {
+                j.duplicate_of = None;
+            }
+        }
+    }
+}
+
+/// Whether the table has a row with the key whose text form is `key` (through the
+/// primary key's index), read with a new snapshot when `new_snapshot` (a writer,
+/// as its candidate lookup).
+fn row_exists(cfg: &TableConfig, key: &str, new_snapshot: bool) -> bool {
+    let sql = match (&cfg.key.composite, cfg.key.columns.as_slice()) {
+        (None, [col]) => format!(
+            "SELECT 1 FROM {t} AS r WHERE r.{c} = $1::text::{ty}",
+            t = cfg.tname,
+            c = pgrx::spi::quote_identifier(col),
+            ty = cfg.key.sql_type
+        ),
+        _ => format!(
+            "SELECT 1 FROM {t} AS r, (SELECT ($1::text::{ty}).*) AS k WHERE {eq}",
+            t = cfg.tname,
+            ty = cfg.key.sql_type,
+            eq = cfg.key.equal("r", "k")
+        ),
+    };
+    crate::pg::citus::nested(|| {
+        Spi::connect_mut(|c| {
+            let args = [key.into()];
+            let rows = if new_snapshot {
+                cache::select_new_snapshot(c, &sql, Some(1), &args)
+            } else {
+                cache::select(c, &sql, Some(1), &args)
+            };
+            !rows.is_empty()
+        })
+    })
+}
+
 /// Everything the trigger needs for one row.
 pub struct Checked {
     /// The new document's stored form (when it was added to the statistics).
@@ -816,6 +890,8 @@ pub fn check(
         0,
     );
     warn_if_other_analyzer(cfg, new.doc().analyzer, &cands);
+    let mut roots = Roots::default();
+    roots.resolve(cfg, &cands, &mut judged, commit);
     let mut d = decide::choose(&judged);
     // With no duplicate, the verdict is that of the closest candidate (the highest
     // "new duplicates it" value): when that says "it duplicates new", a candidate
@@ -838,6 +914,7 @@ pub fn check(
             &auth,
             reach,
         ));
+        roots.resolve(cfg, &cands, &mut judged, commit);
         d = decide::choose(&judged);
     }
     let add = store == Store::Always || (store == Store::UnlessDuplicate && d.original.is_none());

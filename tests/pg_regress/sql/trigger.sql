@@ -183,3 +183,35 @@ INSERT INTO older VALUES (3, 'Курс доллара на Московской 
 SELECT id, duplicate_of FROM older ORDER BY id;
 SELECT dedup.disable('older');
 DROP TABLE older;
+
+-- duplicate_of is a mark set at insert: deleting an original (or changing its key)
+-- leaves its copies' marks as they were. A later copy points at a row that is
+-- there: the first original while it exists, else the copy it matched.
+CREATE TABLE gone (id int PRIMARY KEY, body text);
+SELECT dedup.enable('gone', 'body');
+INSERT INTO gone VALUES
+ (1, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.'),
+ (2, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.'),
+ (3, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.');
+SELECT id, duplicate_of FROM gone ORDER BY id;
+DELETE FROM gone WHERE id = 1;
+INSERT INTO gone VALUES (4, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.');
+SELECT id, duplicate_of, dedup_verdict FROM gone ORDER BY id;
+SELECT key FROM dedup.find_original('gone', dedup.to_document('Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.'));
+-- A re-keyed original: the same.
+UPDATE gone SET id = 20 WHERE id = 2;
+INSERT INTO gone VALUES (5, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.');
+SELECT id, duplicate_of FROM gone ORDER BY id;
+SELECT dedup.disable('gone');
+DROP TABLE gone;
+-- A key of several columns.
+CREATE TABLE gone2 (a int, b text, body text, PRIMARY KEY (a, b));
+SELECT dedup.enable('gone2', 'body');
+INSERT INTO gone2 VALUES
+ (1, 'x', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.'),
+ (2, 'y', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.');
+DELETE FROM gone2 WHERE a = 1;
+INSERT INTO gone2 VALUES (3, 'z', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.');
+SELECT a, b, duplicate_of FROM gone2 ORDER BY a;
+SELECT dedup.disable('gone2');
+DROP TABLE gone2;
