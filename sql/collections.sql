@@ -22,8 +22,7 @@ CREATE TABLE dedup.collection_stats (
     total_len            bigint NOT NULL DEFAULT 0,
     last_recompute       timestamptz,
     n_docs_at_recompute  bigint NOT NULL DEFAULT 0,
-    changes_since_recompute bigint NOT NULL DEFAULT 0,
-    pending              bigint NOT NULL DEFAULT 0
+    changes_since_recompute bigint NOT NULL DEFAULT 0
 );
 COMMENT ON TABLE dedup.collection_stats IS 'N and total length per collection, and what changed since the last recompute';
 

@@ -9,6 +9,8 @@ ALTER TABLE dedup.term_stats_pending ADD COLUMN dfs int8[],
     ADD COLUMN n_docs bigint NOT NULL DEFAULT 0,
     ADD COLUMN total_len bigint NOT NULL DEFAULT 0,
     ADD COLUMN changes bigint NOT NULL DEFAULT 0;
+-- 0.1.0 counted them in collection_stats.pending, which nothing reads any more.
+ALTER TABLE dedup.collection_stats DROP COLUMN pending;
 -- dedup.status counts the committed documents still pending.
 CREATE OR REPLACE VIEW dedup.status AS
 SELECT c.name AS collection,

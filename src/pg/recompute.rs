@@ -208,7 +208,7 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
         }
         c.update(
             "UPDATE dedup.collection_stats SET n_docs = $2, total_len = $3, last_recompute = now(), \
-             n_docs_at_recompute = $2, changes_since_recompute = 0, pending = 0 WHERE collection_id = $1",
+             n_docs_at_recompute = $2, changes_since_recompute = 0 WHERE collection_id = $1",
             None,
             &[coll.id.into(), n_docs.into(), total_len.into()],
         )

@@ -339,7 +339,7 @@ pub(crate) fn fold(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 {
                                coalesce(sum(total_len), 0) AS total_len, coalesce(sum(changes), 0) AS changes FROM d), \
                   coll AS (UPDATE dedup.collection_stats s SET n_docs = greatest(s.n_docs + n.n_docs, 0), \
                                   total_len = greatest(s.total_len + n.total_len, 0), \
-                                  changes_since_recompute = s.changes_since_recompute + n.changes, pending = 0 \
+                                  changes_since_recompute = s.changes_since_recompute + n.changes \
                            FROM n WHERE s.collection_id = $1 AND n.rows > 0 AND (SELECT count(*) FROM ins) >= 0) \
              SELECT (SELECT rows FROM n), ARRAY(SELECT ctid::text FROM ins WHERE df <= 0 OR cf <= 0)",
             None,

@@ -103,7 +103,8 @@ SET LOCAL dedup.background_fold = off;
 CREATE TEMP TABLE bd AS
 SELECT i, dedup.to_document('кот пес рыба ' || repeat('птица ', i), lang => 'simple') AS doc FROM generate_series(1, 5) i;
 SELECT count(dedup.add_document('batched', doc)) FROM bd;
-SELECT n_docs, pending FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id
+SELECT n_docs, (SELECT count(*) FROM dedup.term_stats_pending p WHERE p.collection_id = c.id) AS pending_rows
+FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id
 WHERE c.name = 'batched';
 SELECT term, df, cf FROM dedup.term_stats_by_name WHERE collection = 'batched' ORDER BY term;
 SELECT dedup.flush_stats('batched') AS folded;
@@ -131,7 +132,8 @@ BEGIN
   END LOOP;
   RAISE WARNING 'the fold worker did not finish within 30 s';
 END $$;
-SELECT n_docs, pending FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id
+SELECT n_docs, (SELECT count(*) FROM dedup.term_stats_pending p WHERE p.collection_id = c.id) AS pending_rows
+FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id
 WHERE c.name = 'bg_fold';
 SELECT term, df, cf FROM dedup.term_stats_by_name WHERE collection = 'bg_fold' ORDER BY term;
 SELECT count(*) AS pending_rows FROM dedup.term_stats_pending p JOIN dedup.collections c ON c.id = p.collection_id
@@ -141,7 +143,8 @@ WHERE c.name = 'bg_fold';
 BEGIN;
 SELECT count(dedup.add_document('bg_fold', dedup.to_document(t, lang => 'simple')))
 FROM unnest(ARRAY['утка', 'утка гусь', 'гусь', 'утка лебедь']) t;
-SELECT n_docs, pending FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id
+SELECT n_docs, (SELECT count(*) FROM dedup.term_stats_pending p WHERE p.collection_id = c.id) AS pending_rows
+FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id
 WHERE c.name = 'bg_fold';
 SELECT term, df, cf FROM dedup.term_stats_by_name WHERE collection = 'bg_fold' ORDER BY term;
 ROLLBACK;
