@@ -284,11 +284,28 @@ fn _trigger<'a>(
         }
     }
     let doc_col = dedup_col(&row, "dedup_doc", &cfg);
+    // The old row's key, for an update.
+    let old_key = if is_update {
+        row_key(
+            &Row {
+                tuple: data.tg_trigtuple,
+                desc,
+            },
+            &cfg,
+        )
+    } else {
+        None
+    };
+    // An update moves a row to another partition only when it changes the
+    // partition key, whose columns (of every level) PostgreSQL requires the primary
+    // key to include: only an update that changes the key is noted as a possible
+    // move, so a statement updating many rows in place keeps no note of each.
+    let may_move = cfg.partitioned && is_update && key.is_some() && key != old_key;
     // On a partitioned table the trigger fires for every UPDATE (an update of any
     // column may move the row to another partition); one that changes none of the
     // columns the document is made of leaves the row as it is.
     if cfg.partitioned && is_update && !updates_document(data, &row, &cfg, doc_col) {
-        if let Some(k) = key.clone() {
+        if let Some(k) = key.clone().filter(|_| may_move) {
             // SAFETY: the old row of an update trigger is a heap tuple with its
             // tuple id.
             let at = unsafe { statement::tid_of(&(*data.tg_trigtuple).t_self) };
@@ -327,7 +344,7 @@ fn _trigger<'a>(
             // SAFETY: a non-null dedup.document datum.
             unsafe { DocumentDatum::from_datum(d, false) }
         });
-        if cfg.partitioned {
+        if may_move {
             if let Some(k) = key.clone() {
                 // SAFETY: the old row of an update trigger is a heap tuple with its
                 // tuple id.
@@ -354,17 +371,7 @@ fn _trigger<'a>(
     // An updated row must not be compared with itself: the version the lookup
     // sees is the old one, so it is known by the old row's key (an UPDATE may
     // change the key, as one of a partitioned table's time column does).
-    let self_key = if is_update {
-        row_key(
-            &Row {
-                tuple: data.tg_trigtuple,
-                desc,
-            },
-            &cfg,
-        )
-    } else {
-        None
-    };
+    let self_key = old_key;
     let checked = as_owner(|| {
         ingest::check_row(
             &cfg,
