@@ -123,11 +123,17 @@ pub struct Member {
     pub authority: f64,
 }
 
-/// Key order that reads integer keys as numbers ("9" before "10"), others as text.
+/// Key order that reads integer keys as numbers ("9" before "10"), others as text
+/// after them. A total order (which sorting needs) also on a text key that mixes
+/// the two: reading "9" < "10" as numbers and "10" < "1a" < "9" as text would be a
+/// cycle.
 fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering::{Greater, Less};
     match (a.parse::<i128>(), b.parse::<i128>()) {
-        (Ok(x), Ok(y)) => x.cmp(&y),
-        _ => a.cmp(b),
+        (Ok(x), Ok(y)) => x.cmp(&y).then_with(|| a.cmp(b)),
+        (Ok(_), Err(_)) => Less,
+        (Err(_), Ok(_)) => Greater,
+        (Err(_), Err(_)) => a.cmp(b),
     }
 }
 
@@ -275,6 +281,50 @@ mod tests {
         );
         assert_eq!(o, vec![(4, 3)]);
         assert!(originals(&[], &[(0, 1, 1.0)]).is_empty());
+    }
+
+    #[test]
+    fn key_order_is_total_on_mixed_keys() {
+        use std::cmp::Ordering;
+        let keys = [
+            "9",
+            "10",
+            "1a",
+            "01",
+            "1",
+            "-3",
+            "",
+            "b",
+            "99999999999999999999999999999999999999999",
+        ];
+        for a in keys {
+            assert_eq!(key_order(a, a), Ordering::Equal);
+            for b in keys {
+                assert_eq!(key_order(a, b), key_order(b, a).reverse(), "{a} {b}");
+                for c in keys {
+                    if key_order(a, b) == Ordering::Less && key_order(b, c) == Ordering::Less {
+                        assert_eq!(key_order(a, c), Ordering::Less, "{a} {b} {c}");
+                    }
+                }
+            }
+        }
+        // Numbers first, as numbers; the rest as text.
+        let mut sorted = keys.to_vec();
+        sorted.sort_by(|a, b| key_order(a, b));
+        assert_eq!(
+            sorted,
+            [
+                "-3",
+                "01",
+                "1",
+                "9",
+                "10",
+                "",
+                "1a",
+                "99999999999999999999999999999999999999999",
+                "b"
+            ]
+        );
     }
 
     use super::*;
