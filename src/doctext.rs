@@ -239,6 +239,9 @@ fn parse_terms(v: Option<&Value>, key: &str) -> Result<Vec<TermFreq>> {
         if term.is_empty() {
             return Err(bad("terms must not be empty strings"));
         }
+        if term.contains('\0') {
+            return Err(bad("terms must not hold the character U+0000"));
+        }
         if term.len() > MAX_TERM_BYTES {
             let head: String = term.chars().take(16).collect();
             return Err(bad(format!(
@@ -333,7 +336,8 @@ pub fn from_text(s: &str) -> Result<Document> {
     };
     let source = match m.get("source") {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::String(s)) if !s.contains('\0') => Some(s.clone()),
+        Some(Value::String(_)) => return Err(bad("\"source\" must not hold the character U+0000")),
         Some(_) => return Err(bad("\"source\" must be a string")),
     };
     let fingerprint = match m.get("fingerprint") {
@@ -505,7 +509,7 @@ mod tests {
 
     #[test]
     fn binary_rejects_what_the_text_form_rejects() {
-        // tf 0, an empty term, a number that is not a decimal: each refused by the
+        // tf 0, an empty term, a NUL byte, a number that is not a decimal: each refused by the
         // text form, so the binary form refuses them too (22P03).
         let one_term = |term: &[u8], tf: u64| {
             let mut b = empty_head();
@@ -518,7 +522,7 @@ mod tests {
             v2(&b)
         };
         assert!(Document::decode(&one_term(b"a", 1)).is_ok());
-        for b in [one_term(b"a", 0), one_term(b"", 1)] {
+        for b in [one_term(b"a", 0), one_term(b"", 1), one_term(b"a\0", 1)] {
             assert_eq!(Document::decode(&b).unwrap_err().sqlstate(), "22P03");
             assert_eq!(Document::skim(&b).unwrap_err().sqlstate(), "22P03");
         }
@@ -563,6 +567,9 @@ mod tests {
             "{\"v\":1,\"sentences\":[{\"h\":\"1\",\"t\":[\"zz\"]}]}",
             "{\"v\":1,\"published_at\":\"yesterday\"}",
             "{\"v\":1,\"fingerprint\":\"xyz\"}",
+            "{\"v\":1,\"terms\":{\"a\\u0000b\":1}}",
+            "{\"v\":1,\"title\":{\"\\u0000\":1}}",
+            "{\"v\":1,\"source\":\"\\u0000\"}",
         ] {
             let e = from_text(s).unwrap_err();
             assert_eq!(e.sqlstate(), "22P02", "{s}");
@@ -651,7 +658,7 @@ mod tests {
     /// control characters and 4-byte characters.
     fn rand_term(r: &mut Rng) -> String {
         const CHARS: [char; 16] = [
-            'a', 'z', '0', 'к', 'ё', '"', '\\', '\u{0}', '\n', '\u{1f}', '\u{7f}', '€', '😀', ' ',
+            'a', 'z', '0', 'к', 'ё', '"', '\\', '\u{1}', '\n', '\u{1f}', '\u{7f}', '€', '😀', ' ',
             '\u{fffd}', '東',
         ];
         let max = if r.chance(20) {
@@ -853,7 +860,7 @@ mod tests {
             r#"{"v":1,"published_at":null,"source":null}"#,
             r#"{"v":1,"fingerprint":"+0000000000000000000000000000001"}"#,
             r#"{"v":1,"terms":{"b":1,"a":2,"b":3},"sentences":[{"h":"+f","t":["a","b","a"]},{"h":"0","t":[]}]}"#,
-            r#"{"paragraphs":[],"title":{"\u0000":1},"source":"","v":1,"words":0}"#,
+            r#"{"paragraphs":[],"title":{"\u0001":1},"source":"","v":1,"words":0}"#,
         ];
         for s in hand {
             let d = from_text(s).unwrap_or_else(|e| panic!("{s}: {e}"));

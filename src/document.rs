@@ -337,6 +337,11 @@ impl<'a> Reader<'a> {
     fn string(&mut self) -> Result<String> {
         let n = self.count(1)?;
         let b = self.take(n)?;
+        if b.contains(&0) {
+            return Err(DedupError::invalid_binary(
+                "document string holds a NUL byte",
+            ));
+        }
         String::from_utf8(b.to_vec())
             .map_err(|_| DedupError::invalid_binary("document string is not UTF-8"))
     }
@@ -441,6 +446,9 @@ impl<'a> Reader<'a> {
             return Err(DedupError::invalid_binary("document term is empty"));
         }
         let suffix = self.take(len as usize)?;
+        if suffix.contains(&0) {
+            return Err(DedupError::invalid_binary("document term holds a NUL byte"));
+        }
         prev.truncate(shared);
         prev.extend_from_slice(suffix);
         match self.u32v()? {
