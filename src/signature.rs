@@ -100,7 +100,8 @@ use crate::error::{DedupError, Result};
 /// First byte of every stored signature.
 pub const SIGNATURE_FORMAT_VERSION: u8 = 1;
 
-/// Most keys a text literal may hold.
+/// Most keys a signature may hold, in its text or its binary form (those the
+/// extension makes hold at most 256).
 pub const MAX_TEXT_KEYS: usize = 4096;
 
 /// The lead is continued past the first paragraph until it holds this many kept
@@ -387,8 +388,8 @@ impl Signature {
     }
 
     /// Parses the binary form, checking the version, the tag, the length and that
-    /// keys are strictly increasing. Never panics; allocates 4 bytes per 4 bytes of
-    /// input. Every failure is [`DedupError::InvalidBinary`] (22P03).
+    /// keys are strictly increasing, at most [`MAX_TEXT_KEYS`] of them. Never panics;
+    /// allocates 4 bytes per 4 bytes of input. Every failure is [`DedupError::InvalidBinary`] (22P03).
     pub fn decode(b: &[u8]) -> Result<Signature> {
         let (&version, rest) = b
             .split_first()
@@ -408,6 +409,11 @@ impl Signature {
             return Err(DedupError::invalid_binary(
                 "signature length is not a whole number of keys",
             ));
+        }
+        if body.len() / 4 > MAX_TEXT_KEYS {
+            return Err(DedupError::invalid_binary(format!(
+                "signature holds more than {MAX_TEXT_KEYS} keys"
+            )));
         }
         let keys: Vec<u32> = body
             .chunks_exact(4)
@@ -1177,6 +1183,23 @@ mod tests {
             Signature::from_text("imatch:{ }").unwrap(),
             sig(&[], Scheme::Imatch)
         );
+    }
+
+    #[test]
+    fn binary_holds_at_most_the_key_limit() {
+        let make = |n: usize| {
+            let mut b = vec![SIGNATURE_FORMAT_VERSION, Scheme::Topwords.tag()];
+            for k in 0..n as u32 {
+                b.extend_from_slice(&k.to_le_bytes());
+            }
+            b
+        };
+        assert_eq!(
+            Signature::decode(&make(MAX_TEXT_KEYS)).unwrap().keys.len(),
+            MAX_TEXT_KEYS
+        );
+        let e = Signature::decode(&make(MAX_TEXT_KEYS + 1)).unwrap_err();
+        assert_eq!(e.sqlstate(), "22P03");
     }
 
     #[test]
