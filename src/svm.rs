@@ -158,7 +158,7 @@ impl TrainOptions {
                     opts.class_weight_neg = neg;
                 }
                 "folds" => match val.as_u64() {
-                    Some(k) if k <= MAX_FOLDS as u64 => opts.folds = k as usize,
+                    Some(k) if k != 1 && k <= MAX_FOLDS as u64 => opts.folds = k as usize,
                     _ => {
                         return Err(bad_option(
                             key,
@@ -1640,6 +1640,7 @@ mod tests {
                 "\"folds\": must be an integer from 2 to 20",
             ),
             (json!({"folds": -1}), "\"folds\""),
+            (json!({"folds": 1}), "or 0 for no cross-validation, got 1"),
             (json!({"seed": -3}), "\"seed\""),
             (json!([1, 2]), "must be a JSON object"),
         ];
