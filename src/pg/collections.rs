@@ -35,10 +35,6 @@ pub(crate) fn unknown_collection(name: &str) -> DedupError {
     }
 }
 
-pub(crate) fn raise_internal(msg: String) -> ! {
-    crate::pg::raise(DedupError::Internal(msg))
-}
-
 thread_local! {
     static COLLECTIONS: RefCell<StmtMap<String, Collection>> = RefCell::new(StmtMap::default());
 }

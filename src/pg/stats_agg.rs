@@ -1,7 +1,7 @@
 //! The `dedup.term_stats_agg` aggregate: document frequencies summed over rows,
 //! in parallel (combine, serial and deserial functions).
 
-use crate::pg::collections::raise_internal;
+use crate::error::DedupError;
 use crate::pg::types::DocumentDatum;
 use crate::pg::OrRaise;
 use crate::weights::StatsAccumulator;
@@ -18,7 +18,10 @@ fn agg_context(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::MemoryContext {
     // SAFETY: fcinfo is the live call info PostgreSQL passed to this function.
     let kind = unsafe { pg_sys::AggCheckCallContext(fcinfo, &mut ctx) };
     if kind == 0 || ctx.is_null() {
-        raise_internal("term_stats_agg support function called outside an aggregate".into());
+        crate::pg::raise(DedupError::FeatureNotSupported {
+            msg: "term_stats_agg support function called outside an aggregate".into(),
+            hint: Some("call the aggregate dedup.term_stats_agg(document)".into()),
+        });
     }
     ctx
 }
