@@ -7,7 +7,7 @@ use crate::pg::ingest::{score, table_config, verdict_of};
 use crate::pg::models::{self, verdict, Authorities, Loaded, WithAuthority};
 use crate::pg::privilege::{self, as_owner};
 use crate::pg::spi_err;
-use crate::pg::types::DocRef;
+use crate::pg::types::{required, DocRef};
 use crate::pg::weigher::Weigher;
 use pgrx::prelude::*;
 use std::collections::HashMap;
@@ -320,7 +320,7 @@ fn bfs_rank(n: usize, edges: &[(u32, u32)]) -> Vec<u32> {
 /// Can be cancelled while it finds and judges the pairs (see `judged_pairs`).
 #[pg_extern(stable, parallel_restricted)]
 pub fn _pairs(
-    tbl: pg_sys::Oid,
+    tbl: Option<pg_sys::Oid>,
     model: Option<&str>,
 ) -> TableIterator<
     'static,
@@ -331,6 +331,7 @@ pub fn _pairs(
         name!(score, f64),
     ),
 > {
+    let tbl = required(tbl, "table");
     privilege::require_read(tbl, "dedup.pairs");
     let (rows, _) = as_owner(|| judged_pairs(tbl, model));
     let out: Vec<_> = rows
@@ -381,7 +382,7 @@ fn duplicate_graph(rows: Vec<PairRow>, info: &HashMap<String, Info>) -> (Vec<Mem
 /// and judges the pairs (see `judged_pairs`); the grouping after is near-linear.
 #[pg_extern(stable, parallel_restricted)]
 pub fn _groups(
-    tbl: pg_sys::Oid,
+    tbl: Option<pg_sys::Oid>,
     model: Option<&str>,
 ) -> TableIterator<
     'static,
@@ -391,6 +392,7 @@ pub fn _groups(
         name!(is_original, bool),
     ),
 > {
+    let tbl = required(tbl, "table");
     privilege::require_read(tbl, "dedup.groups");
     let (rows, info) = as_owner(|| judged_pairs(tbl, model));
     let (members, judged) = duplicate_graph(rows, &info);
@@ -407,9 +409,10 @@ pub fn _groups(
 /// backfills a table. Can be cancelled while it finds and judges the pairs.
 #[pg_extern(stable, parallel_restricted)]
 pub fn _originals(
-    tbl: pg_sys::Oid,
+    tbl: Option<pg_sys::Oid>,
     model: Option<&str>,
 ) -> TableIterator<'static, (name!(key, String), name!(original, String))> {
+    let tbl = required(tbl, "table");
     privilege::require_read(tbl, "dedup.enable");
     let (rows, info) = as_owner(|| judged_pairs(tbl, model));
     let (members, judged) = duplicate_graph(rows, &info);
@@ -430,7 +433,7 @@ pub fn _originals(
 /// a dense group: `metrics::matrix_quality_checked`, about every millisecond).
 #[pg_extern(stable, parallel_restricted)]
 pub fn _matrix_quality(
-    tbl: pg_sys::Oid,
+    tbl: Option<pg_sys::Oid>,
     model: Option<&str>,
 ) -> TableIterator<
     'static,
@@ -440,6 +443,7 @@ pub fn _matrix_quality(
         name!(transitivity, f64),
     ),
 > {
+    let tbl = required(tbl, "table");
     privilege::require_read(tbl, "dedup.matrix_quality");
     let (rows, _) = as_owner(|| judged_pairs(tbl, model));
     let mut ids: HashMap<String, i64> = HashMap::new();

@@ -5,6 +5,7 @@ use crate::error::DedupError;
 use crate::pg::collections::load;
 use crate::pg::spi_err;
 use crate::pg::stats::forget_own_changes;
+use crate::pg::types::JsonArg;
 use crate::pg::{raise, OrRaise};
 use crate::text::Lang;
 use crate::weights::{Params, Weighting};
@@ -20,7 +21,7 @@ fn create_collection(
     weighting: default!(&str, "'bm25'"),
     k1: default!(f64, 2.0),
     b: default!(f64, 0.75),
-    options: default!(JsonB, "'{}'"),
+    options: default!(JsonArg, "'{}'"),
 ) {
     if name.is_empty() {
         raise(DedupError::invalid_parameter(
@@ -82,7 +83,7 @@ fn create_collection(
 /// takes a key back to its default). Other options change the collection's
 /// signatures and are set when it is created. Returns the collection's options.
 #[pg_extern(volatile, strict, parallel_unsafe)]
-fn set_collection_options(collection: &str, options: JsonB) -> JsonB {
+fn set_collection_options(collection: &str, options: JsonArg) -> JsonB {
     let coll = load(collection);
     let serde_json::Value::Object(changes) = options.0 else {
         raise(DedupError::invalid_parameter(

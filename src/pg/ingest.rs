@@ -1063,12 +1063,13 @@ pub fn forget(cfg: &TableConfig, doc: &DocumentDatum, row_trigger: bool) {
 /// inserting anything or touching statistics. Uses the table's model.
 #[pg_extern(stable, parallel_restricted)]
 pub fn _is_duplicate(
-    tbl: pg_sys::Oid,
+    tbl: Option<pg_sys::Oid>,
     body: Option<&str>,
     title: Option<&str>,
     published_at: Option<TimestampWithTimeZone>,
     source: Option<&str>,
 ) -> bool {
+    let tbl = crate::pg::types::required(tbl, "table");
     privilege::require_read(tbl, "dedup.is_duplicate");
     as_owner(|| {
         let cfg = table_config(tbl);

@@ -112,6 +112,16 @@ pub fn spi_err(e: pgrx::spi::Error) -> ! {
     raise(DedupError::Internal(format!("SPI error: {e}")))
 }
 
+/// A user-supplied query that SPI refused to run as a query (`COPY`, `BEGIN`,
+/// `COMMIT`: SPI returns those as error codes, not as PostgreSQL errors). Raised as
+/// 22023 invalid_parameter_value; `expected` names the columns it must return.
+pub fn query_refused(expected: &str, _e: pgrx::spi::Error) -> ! {
+    raise(DedupError::InvalidParameter {
+        msg: format!("pairs query must be one SELECT returning {expected}"),
+        hint: Some("COPY and transaction control (BEGIN, COMMIT) cannot run as a query".into()),
+    })
+}
+
 /// A user-supplied query whose columns do not have the documented types. Raised
 /// as 42804 datatype_mismatch; `expected` names the columns it must return.
 pub fn query_err(expected: &str, _e: pgrx::spi::Error) -> ! {

@@ -6,7 +6,7 @@ use crate::document::Document;
 use crate::error::DedupError;
 use crate::features::{self, Side, FEATURE_NAMES, N_FEATURES};
 use crate::pg::collections::{self, Collection};
-use crate::pg::types::{DocRef, DocumentDatum, StoredDoc};
+use crate::pg::types::{DocRef, DocumentDatum, JsonArg, StoredDoc};
 use crate::pg::weigher::{self, Weighed};
 use crate::pg::{query_err, spi_err};
 use crate::pg::{raise, OrRaise};
@@ -386,7 +386,9 @@ const TRAIN_COLUMNS: &str =
 /// its rows checks once per row.
 fn labelled_pairs(query: &str) -> Vec<(DocumentDatum, DocumentDatum, bool, bool)> {
     Spi::connect(|c| {
-        let t = c.select(query, None, &[]).unwrap_or_else(|e| spi_err(e));
+        let t = c
+            .select(query, None, &[])
+            .unwrap_or_else(|e| crate::pg::query_refused(TRAIN_COLUMNS, e));
         if t.columns().unwrap_or(0) < 4 {
             raise(DedupError::invalid_parameter(format!(
                 "pairs query must return {TRAIN_COLUMNS}"
@@ -463,7 +465,7 @@ fn metrics_json(m: &svm::CvMetrics) -> serde_json::Value {
 /// of one fit of [`svm::MAX_TRAIN_PAIRS`] pairs (about 10 s on the 2-core dev
 /// box). More pairs than that are refused before any is weighed.
 #[pg_extern(volatile, parallel_unsafe)]
-fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonB, "'{}'")) -> JsonB {
+fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonArg, "'{}'")) -> JsonB {
     if model.is_empty() {
         raise(DedupError::invalid_parameter(
             "model name must not be empty",
@@ -650,7 +652,7 @@ fn export_model(name: &str) -> JsonB {
 /// Stores a model exported by `export_model`. Its collection must exist here.
 /// Returns the model's name.
 #[pg_extern(volatile, strict, parallel_unsafe)]
-fn import_model(model: JsonB) -> String {
+fn import_model(model: JsonArg) -> String {
     let j = &model.0;
     let s = |k: &str| j.get(k).and_then(|v| v.as_str()).map(str::to_owned);
     let bad = |what: &str| -> ! {

@@ -419,11 +419,15 @@ fn filter_quality(
     ),
 > {
     let rows: Vec<(Document, Document, String, bool)> = Spi::connect(|c| {
-        let t = c.select(pairs, None, &[]).unwrap_or_else(|e| spi_err(e));
+        const COLUMNS: &str =
+            "(a dedup.document, b dedup.document, collection text, label boolean)";
+        let t = c
+            .select(pairs, None, &[])
+            .unwrap_or_else(|e| crate::pg::query_refused(COLUMNS, e));
         if t.columns().unwrap_or(0) < 4 {
-            raise(DedupError::invalid_parameter(
-                "pairs query must return (a dedup.document, b dedup.document, collection text, label boolean)",
-            ));
+            raise(DedupError::invalid_parameter(format!(
+                "pairs query must return {COLUMNS}"
+            )));
         }
         t.into_iter()
             .filter_map(|r| {

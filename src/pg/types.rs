@@ -3,7 +3,8 @@
 //! The SQL types themselves are hand-declared in `sql/bootstrap.sql` (shell type,
 //! I/O functions, `CREATE TYPE`), so pgrx sees them as external types named by SQL.
 //! A handle holds the detoasted payload bytes; decoding is left to the caller so a
-//! function that only needs the size never parses the document.
+//! function that only needs the size never parses the document. [`JsonArg`] is a
+//! `jsonb` argument read without pgrx's panic on JSON that serde cannot hold.
 
 use pgrx::callconv::{Arg, ArgAbi, BoxRet, FcInfo};
 use pgrx::pgrx_sql_entity_graph::metadata::{
@@ -23,6 +24,17 @@ unsafe fn unbox_non_null<'fcx, T: FromDatum>(arg: Arg<'_, 'fcx>) -> T {
         Some(v) => v,
         None => crate::pg::raise(crate::error::DedupError::NullNotAllowed(format!(
             "argument {index} must not be null"
+        ))),
+    }
+}
+
+/// A required argument of a function that is not STRICT (another argument may be
+/// NULL): NULL raises 22004, naming the argument.
+pub fn required<T>(value: Option<T>, name: &str) -> T {
+    match value {
+        Some(v) => v,
+        None => crate::pg::raise(crate::error::DedupError::NullNotAllowed(format!(
+            "{name} must not be null"
         ))),
     }
 }
@@ -338,4 +350,54 @@ pub fn receive<E: std::fmt::Display>(
         )));
     }
     bytes
+}
+
+/// A `jsonb` argument (options, a model's export) as a `serde_json::Value`.
+/// PostgreSQL's `jsonb` holds what serde_json refuses (a number such as `1e400`,
+/// nesting deeper than 128): pgrx's `JsonB` panics on those (XX000), this raises
+/// 22023 with serde's reason.
+#[derive(Debug, Clone)]
+pub struct JsonArg(pub serde_json::Value);
+
+impl FromDatum for JsonArg {
+    unsafe fn from_polymorphic_datum(
+        datum: pg_sys::Datum,
+        is_null: bool,
+        _typoid: pg_sys::Oid,
+    ) -> Option<Self> {
+        if is_null {
+            return None;
+        }
+        // SAFETY: a non-null jsonb datum PostgreSQL handed over; `jsonb_out` takes a
+        // (possibly toasted) jsonb and returns a palloc'd C string.
+        let text = unsafe {
+            let c =
+                pgrx::direct_function_call::<&core::ffi::CStr>(pg_sys::jsonb_out, &[Some(datum)])?;
+            let t = c.to_string_lossy().into_owned();
+            pg_sys::pfree(c.as_ptr() as *mut core::ffi::c_void);
+            t
+        };
+        match serde_json::from_str(&text) {
+            Ok(v) => Some(JsonArg(v)),
+            Err(e) => crate::pg::raise(crate::error::DedupError::invalid_parameter(format!(
+                "a jsonb argument holds a value pg_dedup cannot read: {}",
+                e.to_string().to_lowercase()
+            ))),
+        }
+    }
+}
+
+unsafe impl<'fcx> ArgAbi<'fcx> for JsonArg {
+    unsafe fn unbox_arg_unchecked(arg: Arg<'_, 'fcx>) -> Self {
+        // SAFETY: pgrx only calls this for a jsonb argument.
+        unsafe { unbox_non_null(arg) }
+    }
+}
+
+unsafe impl SqlTranslatable for JsonArg {
+    const TYPE_IDENT: &'static str = concat!(module_path!(), "::JsonArg");
+    const TYPE_ORIGIN: TypeOrigin = TypeOrigin::External;
+    const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("jsonb"));
+    const RETURN_SQL: Result<ReturnsRef, ReturnsError> =
+        Ok(ReturnsRef::One(SqlMappingRef::literal("jsonb")));
 }

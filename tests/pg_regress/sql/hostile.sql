@@ -73,3 +73,23 @@ RESET dedup.similarity_threshold;
 SET statement_timeout = '100ms';
 SELECT err($$SELECT dedup.to_document(repeat('слово другое ', 350000))$$);
 RESET statement_timeout;
+
+-- JSON that jsonb holds and pg_dedup cannot read (a number out of range, deep
+-- nesting) is refused as an invalid parameter, never an internal error.
+SELECT err($$SELECT dedup.create_collection('hostile_json', options => '{"k": 1e400}')$$);
+SELECT err($$SELECT dedup.import_model(('{"a": ' || repeat('[', 200) || repeat(']', 200) || '}')::jsonb)$$);
+SELECT err($$SELECT dedup.train('m', 'hostile_json', 'SELECT 1', options => '{"folds": 1e400}')$$);
+-- A NULL table where other arguments may be NULL: 22004.
+SELECT err($$SELECT * FROM dedup.pairs(NULL)$$);
+SELECT err($$SELECT * FROM dedup.groups(NULL)$$);
+SELECT err($$SELECT * FROM dedup.matrix_quality(NULL)$$);
+SELECT err($$SELECT dedup.is_duplicate(NULL, 'текст')$$);
+-- A pairs query that is no query.
+SELECT dedup.create_collection('hostile_q');
+SELECT err($$SELECT dedup.train('m', 'hostile_q', 'COPY (SELECT 1) TO STDOUT')$$);
+SELECT err($$SELECT * FROM dedup.evaluate('default', 'BEGIN')$$);
+SELECT err($$SELECT * FROM dedup.filter_quality('COMMIT')$$);
+SELECT dedup.drop_collection('hostile_q');
+-- U+0000 in a document's term or source (PostgreSQL text cannot hold it).
+SELECT err($$SELECT '{"v":1,"terms":{"a\u0000b":1}}'::dedup.document$$);
+SELECT err($$SELECT '{"v":1,"source":"\u0000"}'::dedup.document$$);
