@@ -54,9 +54,10 @@ thread_local! {
     /// What the pre-commit flush wrote straight into `term_stats`, for the
     /// backend's term cache once the commit is through (`pg::xact`).
     static WRITTEN: RefCell<Vec<Written>> = const { RefCell::new(Vec::new()) };
-    /// Collections whose batch filled in the current transaction: `pg::worker`
-    /// starts a fold for each once it commits.
-    static WANTED: RefCell<Vec<i32>> = const { RefCell::new(Vec::new()) };
+    /// Collections whose batch filled in the current transaction, each with the
+    /// role that wrote the pending rows (the extension owner, for the trigger's
+    /// writes): `pg::worker` starts a fold for each, as that role, once it commits.
+    static WANTED: RefCell<Vec<(i32, pg_sys::Oid)>> = const { RefCell::new(Vec::new()) };
     /// This transaction's changes to collection statistics, not yet written.
     static DELTA: RefCell<crate::txdelta::TxDelta> = RefCell::new(crate::txdelta::TxDelta::default());
 }
@@ -399,16 +400,21 @@ fn remove_document(collection: &str, doc: DocumentDatum) {
 /// Notes that `coll_id`'s pending statistics should be folded once the current
 /// transaction commits.
 fn want_fold(coll_id: i32) {
+    // SAFETY: reads the current user: inside `flush` the extension owner (see
+    // `privilege::as_owner`), whose rights a fold needs; a writer has none on the
+    // statistics tables.
+    let role = unsafe { pg_sys::GetUserId() };
     WANTED.with(|w| {
         let mut w = w.borrow_mut();
-        if !w.contains(&coll_id) {
-            w.push(coll_id);
+        if !w.iter().any(|&(c, _)| c == coll_id) {
+            w.push((coll_id, role));
         }
     });
 }
 
-/// The collections the committing transaction filled a batch of (for `pg::worker`).
-pub fn take_wanted_folds() -> Vec<i32> {
+/// The collections the committing transaction filled a batch of, with the role
+/// to fold them as (for `pg::worker`).
+pub fn take_wanted_folds() -> Vec<(i32, pg_sys::Oid)> {
     WANTED.with(|w| std::mem::take(&mut *w.borrow_mut()))
 }
 

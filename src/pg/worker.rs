@@ -7,7 +7,9 @@
 //! about 0.6 s, which used to land inside whichever INSERT reached the batch. Now
 //! that transaction only notes the collection ([`want_fold`]); when it commits, a
 //! dynamic background worker is started ([`launch_wanted`]), which connects to the
-//! same database as the same user and folds the committed pending rows. No
+//! same database as the role that wrote the pending rows (the extension owner,
+//! for the trigger's: a writer has no rights on the statistics tables) and folds
+//! the committed pending rows. No
 //! `shared_preload_libraries` entry is needed.
 //!
 //! The worker folds in one transaction (`pg::stats::fold`: pending rows deleted,
@@ -50,9 +52,9 @@ pub fn launch_wanted() {
     if wanted.is_empty() {
         return;
     }
-    // SAFETY: plain reads of the backend's identity.
-    let (db, user) = unsafe { (pg_sys::MyDatabaseId, pg_sys::GetUserId()) };
-    for coll_id in wanted {
+    // SAFETY: a plain read of the backend's database.
+    let db = unsafe { pg_sys::MyDatabaseId };
+    for (coll_id, user) in wanted {
         STARTED.with(|s| {
             let mut s = s.borrow_mut();
             if let Some(&h) = s.get(&coll_id) {

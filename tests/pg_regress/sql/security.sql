@@ -37,6 +37,12 @@ COPY sec_mark (body) FROM STDIN;
 \.
 SELECT count(*) AS bulk_rows, count(duplicate_of) AS marked FROM sec_mark WHERE id > 3;
 DELETE FROM sec_mark WHERE id > 3;
+-- A batch of the writer's commits is folded by a background worker that runs as
+-- the extension owner: the writer has no rights on the statistics tables.
+SET dedup.stats_batch = 2;
+INSERT INTO sec_mark (body) VALUES ('Первая заметка о ремонте дорог в Самаре этим летом.');
+INSERT INTO sec_mark (body) VALUES ('Вторая заметка о новом парке в Самаре и его открытии.');
+RESET dedup.stats_batch;
 -- 'skip': the copy is kept out and recorded, with no rights on dedup.rejected.
 INSERT INTO sec_skip (body) VALUES ('Новый мост через реку открыли в Казани после трех лет строительства.');
 INSERT INTO sec_skip (body) VALUES ('Новый мост через реку открыли в Казани после трех лет строительства.');
@@ -67,6 +73,19 @@ SELECT err($$SELECT * FROM dedup.find_original('sec_skip', dedup.to_document('Н
 SELECT dedup.is_duplicate('sec_mark', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.') AS reprint;
 RESET search_path;
 RESET ROLE;
+DO $$
+BEGIN
+  FOR i IN 1..600 LOOP
+    PERFORM 1 FROM dedup.collections c
+     WHERE c.name = 'sec_mark' AND NOT EXISTS (SELECT FROM dedup.term_stats_pending p WHERE p.collection_id = c.id);
+    IF FOUND THEN RETURN; END IF;
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+  RAISE WARNING 'the fold worker did not fold the writer''s batch within 30 s';
+END $$;
+SELECT count(*) AS pending_rows FROM dedup.term_stats_pending p JOIN dedup.collections c ON c.id = p.collection_id
+WHERE c.name = 'sec_mark';
+DELETE FROM sec_mark WHERE id > 3;
 
 -- The owner sees the key in the DETAIL; what the writer did is on record.
 SELECT err($$INSERT INTO sec_error (body) VALUES ('Театр представил премьеру сезона: постановку по роману Булгакова.')$$);
