@@ -738,6 +738,9 @@ struct Roots {
 impl Roots {
     /// Clears the `duplicate_of` of each judged candidate that the new document
     /// duplicates and whose original is gone: it then counts as its own original.
+    /// So does one whose original is the row being updated (`self_key`, its key
+    /// before the update): an original whose text or key changes is checked
+    /// against its copies like a new row, and must not become a copy of itself.
     /// An original that is itself a candidate is there; any other is looked up by
     /// key (at most once per document, and only for candidates that are
     /// duplicated).
@@ -746,6 +749,7 @@ impl Roots {
         cfg: &TableConfig,
         cands: &[(Candidate, Assessed)],
         judged: &mut [Judged],
+        self_key: Option<&str>,
         new_snapshot: bool,
     ) {
         for j in judged.iter_mut().filter(|j| j.score_new_dup > 0.0) {
@@ -753,6 +757,7 @@ impl Roots {
                 continue;
             };
             let present = match self.known.get(root) {
+                _ if Some(root) == self_key => false,
                 Some(p) => *p,
                 None => {
                     let p = cands.iter().any(|(c, _)| c.key == root)
@@ -891,7 +896,7 @@ pub fn check(
     );
     warn_if_other_analyzer(cfg, new.doc().analyzer, &cands);
     let mut roots = Roots::default();
-    roots.resolve(cfg, &cands, &mut judged, commit);
+    roots.resolve(cfg, &cands, &mut judged, self_key, commit);
     let mut d = decide::choose(&judged);
     // With no duplicate, the verdict is that of the closest candidate (the highest
     // "new duplicates it" value): when that says "it duplicates new", a candidate
@@ -914,7 +919,7 @@ pub fn check(
             &auth,
             reach,
         ));
-        roots.resolve(cfg, &cands, &mut judged, commit);
+        roots.resolve(cfg, &cands, &mut judged, self_key, commit);
         d = decide::choose(&judged);
     }
     let add = store == Store::Always || (store == Store::UnlessDuplicate && d.original.is_none());

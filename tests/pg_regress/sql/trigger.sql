@@ -202,6 +202,12 @@ SELECT key FROM dedup.find_original('gone', dedup.to_document('Курс долл
 UPDATE gone SET id = 20 WHERE id = 2;
 INSERT INTO gone VALUES (5, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.');
 SELECT id, duplicate_of FROM gone ORDER BY id;
+-- An original whose key and text change is checked against its copies like a new
+-- row: it may become a copy of one of them, never of its own old key.
+INSERT INTO gone VALUES
+ (30, 'Городские власти объявили о ремонте набережной: работы начнутся в апреле и продлятся до осени.'),
+ (31, 'Городские власти объявили о ремонте набережной: работы начнутся в апреле и продлятся до осени.');
+UPDATE gone SET id = 39, body = body || ' ' WHERE id = 30 RETURNING id, duplicate_of;
 SELECT dedup.disable('gone');
 DROP TABLE gone;
 -- A key of several columns.
