@@ -768,8 +768,17 @@ BEGIN
         WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.object_type IN ('table', 'table column')
     LOOP
         SELECT * INTO enabled FROM dedup.enabled_tables e WHERE e.tbl::oid = gone.objid;
-        -- The columns of an enabled table are dedup.disable's business.
-        CONTINUE WHEN gone.object_type = 'table column' AND enabled.tbl IS NOT NULL;
+        -- The columns of an enabled table are dedup.disable's business: one that
+        -- dedup.enable was given cannot go while the table is enabled.
+        IF gone.object_type = 'table column' AND enabled.tbl IS NOT NULL THEN
+            IF gone.column_name IN (enabled.body_column, enabled.title_column, enabled.published_at_column,
+                                    enabled.source_column, enabled.model_column) THEN
+                RAISE EXCEPTION 'cannot drop column % of table %: pg_dedup reads it', gone.column_name, enabled.tbl
+                    USING ERRCODE = 'dependent_objects_still_exist',
+                          HINT = format('call dedup.disable(%L) first', enabled.tbl::text);
+            END IF;
+            CONTINUE;
+        END IF;
         IF gone.object_type = 'table' AND enabled.tbl IS NOT NULL AND dedup._citus_distributed('dedup.enabled_tables') THEN
             -- On Citus the copies on the workers name the table by their own OIDs,
             -- gone there too: the collection's rows that name no live table go.
@@ -812,6 +821,63 @@ BEGIN
         END LOOP;
     END LOOP;
 END $$;
+
+-- ALTER TABLE ... RENAME COLUMN of a column dedup.enable was given (body, title,
+-- time, source or model): the configuration follows the new name, as a view
+-- follows a renamed column. A renamed key column is refused (duplicate_of's
+-- composite type names the key columns): disable, rename, enable.
+CREATE FUNCTION dedup._columns_renamed() RETURNS event_trigger
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql AS $$
+DECLARE
+    cmd record;
+    e dedup.enabled_tables;
+    new_name name;
+    gone name[];
+BEGIN
+    IF to_regclass('dedup.enabled_tables') IS NULL
+       OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' THEN
+        RETURN;
+    END IF;
+    FOR cmd IN SELECT d.objid, d.objsubid FROM pg_catalog.pg_event_trigger_ddl_commands() d
+               WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+                 AND d.object_type = 'table column' AND d.objsubid > 0
+    LOOP
+        SELECT * INTO e FROM dedup.enabled_tables x WHERE x.tbl::oid = cmd.objid;
+        CONTINUE WHEN e.tbl IS NULL;
+        SELECT a.attname INTO new_name FROM pg_catalog.pg_attribute a
+        WHERE a.attrelid = cmd.objid AND a.attnum = cmd.objsubid AND NOT a.attisdropped;
+        -- The names the table no longer has were the renamed column's.
+        SELECT coalesce(array_agg(n), '{}') INTO gone
+        FROM unnest(ARRAY[e.body_column, e.title_column, e.published_at_column, e.source_column,
+                          e.model_column, e.key_column]
+                    || coalesce((SELECT array_agg(a.attname) FROM pg_catalog.pg_type y
+                                 JOIN pg_catalog.pg_attribute a ON a.attrelid = y.typrelid AND a.attnum > 0
+                                 WHERE y.oid = e.key_type), '{}')) n
+        WHERE n IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM pg_catalog.pg_attribute a
+            WHERE a.attrelid = cmd.objid AND a.attname = n AND NOT a.attisdropped);
+        CONTINUE WHEN cardinality(gone) = 0 OR new_name IS NULL;
+        IF e.key_column = ANY (gone) OR EXISTS (
+               SELECT 1 FROM pg_catalog.pg_type y JOIN pg_catalog.pg_attribute a ON a.attrelid = y.typrelid
+               WHERE y.oid = e.key_type AND a.attname = ANY (gone)) THEN
+            RAISE EXCEPTION 'cannot rename primary key column % of table %: pg_dedup names it', gone[1], e.tbl
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = format('call dedup.disable(%L), rename, and dedup.enable the table again', e.tbl::text);
+        END IF;
+        UPDATE dedup.enabled_tables x SET
+            body_column = CASE WHEN x.body_column = ANY (gone) THEN new_name ELSE x.body_column END,
+            title_column = CASE WHEN x.title_column = ANY (gone) THEN new_name ELSE x.title_column END,
+            published_at_column = CASE WHEN x.published_at_column = ANY (gone) THEN new_name ELSE x.published_at_column END,
+            source_column = CASE WHEN x.source_column = ANY (gone) THEN new_name ELSE x.source_column END,
+            model_column = CASE WHEN x.model_column = ANY (gone) THEN new_name ELSE x.model_column END
+        WHERE x.tbl = e.tbl;
+    END LOOP;
+END $$;
+COMMENT ON FUNCTION dedup._columns_renamed() IS
+    'Event trigger: a renamed column that dedup.enable was given is followed in dedup.enabled_tables; a renamed key column is refused';
+CREATE EVENT TRIGGER dedup_columns_renamed ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE') EXECUTE FUNCTION dedup._columns_renamed();
 -- Tables enabled under 0.1.0 get the triggers dedup.enable now installs.
 DO $$
 DECLARE

@@ -156,6 +156,26 @@ fn dedup_col(row: &Row, name: &str, cfg: &TableConfig) -> Col {
     col
 }
 
+/// A column `enable` was given (body, title, time, source, model): a table that
+/// no longer has it raises, rather than storing rows unchecked or without their
+/// time. A rename is followed (`dedup._columns_renamed`) and a drop refused
+/// (`dedup._forget_dropped`), so only a change those event triggers did not see
+/// reaches this.
+fn given_col(row: &Row, name: &str, cfg: &TableConfig) -> Col {
+    row.col(name).unwrap_or_else(|| {
+        raise(DedupError::UndefinedColumn {
+            msg: format!(
+                "column \"{name}\" of relation {}, which dedup.enable was given, does not exist",
+                cfg.tname
+            ),
+            hint: Some(format!(
+                "rename it back, or dedup.disable('{t}') and dedup.enable the table with its new columns",
+                t = cfg.tname.replace('\'', "''")
+            )),
+        })
+    })
+}
+
 /// The row's primary key as text (see `crate::rowkey`), None when a key column is
 /// missing or NULL.
 fn row_key(row: &Row, cfg: &TableConfig) -> Option<String> {
@@ -360,14 +380,15 @@ fn _trigger<'a>(
         }
     }
     let c = &cfg.columns;
-    let body = row.text(row.col(&c.body));
-    let title = c.title.as_deref().and_then(|n| row.text(row.col(n)));
+    let col = |n: &str| Some(given_col(&row, n, &cfg));
+    let body = row.text(col(&c.body));
+    let title = c.title.as_deref().and_then(|n| row.text(col(n)));
     let published_at = c
         .published_at
         .as_deref()
-        .and_then(|n| row.timestamptz(row.col(n)));
-    let source = c.source.as_deref().and_then(|n| row.text(row.col(n)));
-    let model = c.model.as_deref().and_then(|n| row.text(row.col(n)));
+        .and_then(|n| row.timestamptz(col(n)));
+    let source = c.source.as_deref().and_then(|n| row.text(col(n)));
+    let model = c.model.as_deref().and_then(|n| row.text(col(n)));
     // An updated row must not be compared with itself: the version the lookup
     // sees is the old one, so it is known by the old row's key (an UPDATE may
     // change the key, as one of a partitioned table's time column does).

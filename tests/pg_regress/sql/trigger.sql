@@ -221,3 +221,21 @@ INSERT INTO gone2 VALUES (3, 'z', 'Курс доллара на Московск
 SELECT a, b, duplicate_of FROM gone2 ORDER BY a;
 SELECT dedup.disable('gone2');
 DROP TABLE gone2;
+
+-- A column dedup.enable was given follows a rename; it cannot be dropped while the
+-- table is enabled; a renamed key column is refused.
+CREATE TABLE ren (id int PRIMARY KEY, body text, published timestamptz);
+SELECT dedup.enable('ren', 'body', published_at => 'published', action => 'error');
+INSERT INTO ren VALUES (1, 'Первый текст о рыбалке на Волге летом, улов оказался богатым и разнообразным.', '2024-05-01');
+ALTER TABLE ren RENAME COLUMN body TO content;
+ALTER TABLE ren RENAME COLUMN published TO published_on;
+SELECT body_column, published_at_column FROM dedup.enabled_tables WHERE tbl = 'ren'::regclass;
+SELECT err($$INSERT INTO ren VALUES (2, 'Первый текст о рыбалке на Волге летом, улов оказался богатым и разнообразным.', '2024-05-02')$$);
+SELECT err($$ALTER TABLE ren DROP COLUMN content$$);
+SELECT err($$ALTER TABLE ren RENAME COLUMN id TO ident$$);
+ALTER TABLE ren ADD COLUMN note text;
+ALTER TABLE ren DROP COLUMN note;
+INSERT INTO ren VALUES (3, 'Совсем другой текст о погоде в Казани и сильном снегопаде.', '2024-05-03');
+SELECT id, dedup_doc IS NOT NULL AS checked, dedup_verdict FROM ren ORDER BY id;
+SELECT dedup.disable('ren');
+DROP TABLE ren;
