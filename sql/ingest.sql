@@ -341,6 +341,13 @@ BEGIN
     END IF;
     PERFORM dedup._require_owner(tbl);
     PERFORM dedup._require_collection_owner(coll);
+    -- An extension's own table (pg_dedup's configuration, say) is not the caller's.
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+               WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = tbl
+                 AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e') THEN
+        RAISE EXCEPTION 'table % belongs to an extension', tbl
+            USING ERRCODE = 'feature_not_supported', HINT = 'enable a table of your own';
+    END IF;
     IF EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.tbl = enable.tbl) THEN
         RAISE EXCEPTION 'table % is already enabled for deduplication', tbl
             USING ERRCODE = 'duplicate_object', HINT = 'call dedup.disable first to change its settings';

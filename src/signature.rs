@@ -232,6 +232,19 @@ impl Default for SignatureOptions {
     }
 }
 
+/// The collection options that set its signatures ([`SignatureOptions::from_json`]).
+pub const KEYS: [&str; 9] = [
+    "signature_scheme",
+    "signature_words",
+    "signature_variants",
+    "signature_drop_fraction",
+    "signature_topwords",
+    "signature_longest",
+    "signature_min_letters",
+    "signature_pad",
+    "signature_seed",
+];
+
 /// What a collection created today starts with, under the options its creator gave
 /// (which win): `topwords` signatures of 16 words, candidates sharing 4 keys, short
 /// texts padded to their `min_shared_keys`. The defaults of

@@ -36,11 +36,22 @@ fn create_collection(
             "options must be a jsonb object",
         ))
     };
+    let known = || crate::signature::KEYS.iter().chain(&crate::limits::KEYS);
+    if let Some(k) = given.keys().find(|k| !known().any(|x| x == k)) {
+        raise(DedupError::InvalidParameter {
+            msg: format!("unknown collection option \"{k}\""),
+            hint: Some(format!(
+                "the options are {}",
+                known().copied().collect::<Vec<_>>().join(", ")
+            )),
+        });
+    }
     // Written out whole, so that a later library's defaults never change what the
-    // stored signatures mean.
+    // stored signatures mean. The limits first: `signature_pad` defaults to
+    // `min_shared_keys`, whose own error names it.
     let options = serde_json::Value::Object(crate::signature::new_collection_options(given));
-    crate::signature::SignatureOptions::from_json(&options).or_raise();
     crate::limits::Limits::from_json(&options).or_raise();
+    crate::signature::SignatureOptions::from_json(&options).or_raise();
     let lang_s = match lang {
         Lang::Auto => "auto",
         Lang::Russian => "russian",

@@ -150,3 +150,10 @@ SELECT term, df, cf FROM dedup.term_stats_by_name WHERE collection = 'bg_fold' O
 ROLLBACK;
 RESET dedup.stats_batch;
 SELECT dedup.drop_collection('bg_fold');
+
+-- Unknown options are refused (a typo would otherwise be ignored); a bad
+-- min_shared_keys is named as itself.
+SELECT err($$SELECT dedup.create_collection('typo', options => '{"min_shared_key": 1}')$$);
+SELECT err($$SELECT dedup.create_collection('typo', options => '{"min_shared_keys": 300}')$$);
+-- An extension's own table cannot be enabled.
+SELECT err($$SELECT dedup.enable('dedup.models', 'name')$$);
