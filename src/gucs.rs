@@ -34,7 +34,7 @@ pub fn init() {
         c"Larger input raises SQLSTATE 54000. Range 1kB to 1GB.",
         &MAX_DOCUMENT_BYTES,
         1024,
-        1024 * 1024 * 1024 - 1,
+        1024 * 1024 * 1024,
         GucContext::Userset,
         GucFlags::UNIT_BYTE,
     );
