@@ -41,7 +41,7 @@ pub struct Info {
 /// pairs judged.
 fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap<String, Info>) {
     let cfg = table_config(tbl);
-    let model: Option<Rc<Loaded>> = model.or(cfg.model.as_deref()).map(models::model);
+    let model: Option<Rc<Loaded>> = model.or(cfg.model.as_deref()).and_then(models::by_name);
     let mut weigher = Weigher::new(&cfg.coll, None);
     weigher.prefetch_all();
     let auth = Authorities::load(&cfg.coll);

@@ -841,7 +841,7 @@ pub fn check(
     store: Store,
 ) -> Checked {
     let commit = store != Store::Nothing;
-    let model: Option<Rc<Loaded>> = model.map(models::model);
+    let model: Option<Rc<Loaded>> = model.and_then(models::by_name);
     let opts = options_of(&cfg.coll);
     // One weigher for the new document and its candidates: the statistics of their
     // terms come from one query each.
@@ -1133,12 +1133,13 @@ pub fn _find_original(
 #[pg_extern(stable, parallel_safe)]
 pub fn _validate_enable(model: Option<&str>, action: Option<&str>) {
     if let Some(m) = model {
-        models::model(m);
+        models::by_name(m);
     }
     match action {
         Some("mark" | "skip" | "error") => {}
-        other => raise(DedupError::InvalidParameter {
-            msg: format!("unknown action \"{}\"", other.unwrap_or("NULL")),
+        None => raise(DedupError::NullNotAllowed("action must not be null".into())),
+        Some(other) => raise(DedupError::InvalidParameter {
+            msg: format!("unknown action \"{other}\""),
             hint: Some("action is 'mark', 'skip' or 'error'".into()),
         }),
     }

@@ -212,6 +212,30 @@ fn builtin() -> Rc<Loaded> {
     })
 }
 
+/// The name that selects the threshold rule instead of a model (`enable`'s
+/// `model`, a `model_column` value, `pairs`' `model`); no model may take it.
+pub const THRESHOLD_RULE: &str = "threshold";
+
+/// The model `name`, or None for [`THRESHOLD_RULE`] (the threshold rule decides).
+pub fn by_name(name: &str) -> Option<Rc<Loaded>> {
+    (name != THRESHOLD_RULE).then(|| model(name))
+}
+
+/// Refuses [`THRESHOLD_RULE`] as the name of a model to store.
+fn require_storable_name(name: &str) {
+    if name.is_empty() {
+        raise(DedupError::invalid_parameter(
+            "model name must not be empty",
+        ));
+    }
+    if name == THRESHOLD_RULE {
+        raise(DedupError::InvalidParameter {
+            msg: format!("model name \"{THRESHOLD_RULE}\" is reserved for the threshold rule"),
+            hint: Some("pick another name".into()),
+        });
+    }
+}
+
 /// The model `name`, from the cache when its version is current.
 pub fn model(name: &str) -> Rc<Loaded> {
     let stamp = statement_stamp();
@@ -466,11 +490,7 @@ fn metrics_json(m: &svm::CvMetrics) -> serde_json::Value {
 /// box). More pairs than that are refused before any is weighed.
 #[pg_extern(volatile, parallel_unsafe)]
 fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonArg, "'{}'")) -> JsonB {
-    if model.is_empty() {
-        raise(DedupError::invalid_parameter(
-            "model name must not be empty",
-        ));
-    }
+    require_storable_name(model);
     let coll = collections::load(collection);
     let opts = TrainOptions::from_json(&options.0, N_FEATURES, &FEATURE_NAMES).or_raise();
     let pairs = labelled_pairs(pairs);
@@ -663,6 +683,7 @@ fn import_model(model: JsonArg) -> String {
     let Some(name) = s("name") else {
         bad("missing \"name\"")
     };
+    require_storable_name(&name);
     let Some(collection) = s("collection") else {
         bad("missing \"collection\"")
     };
@@ -670,6 +691,15 @@ fn import_model(model: JsonArg) -> String {
         bad("\"model\" must be hex bytes")
     };
     let m = crate::codec::decode_model(&bytes).unwrap_or_else(|e| bad(&e.to_string()));
+    // The bytes decide; the export's descriptive fields must agree with them.
+    if let Some(k) = j.get("kernel").filter(|k| !k.is_null()) {
+        if k.as_str() != Some(kernel_name(&m.kernel)) {
+            bad(&format!(
+                "\"kernel\" is {k}, the model bytes hold a {} model",
+                kernel_name(&m.kernel)
+            ));
+        }
+    }
     collections::load(&collection);
     let features: Vec<String> = m
         .features

@@ -72,6 +72,10 @@ SELECT dedup.classify_pair('news_copy', a, b) FROM labelled WHERE a_dup_b LIMIT 
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{model}', '"50474 44d01"')) FROM exported$$);
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{model}', to_jsonb(left(j->>'model', 40)))) FROM exported$$);
 SELECT err($$SELECT dedup.import_model('{"name": "x"}')$$);
+-- The bytes decide the kernel: an export that says otherwise is refused; the
+-- threshold rule's name cannot be a model's.
+SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{kernel}', '"poly"')) FROM exported$$);
+SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{name}', '"threshold"')) FROM exported$$);
 SELECT err($$SELECT dedup.export_model('nope')$$);
 -- Changing the stored bytes bumps the version, so the backend cache reloads them.
 UPDATE dedup.models SET model = '\x50474449'::bytea WHERE name = 'news_copy';
@@ -85,3 +89,18 @@ SELECT dedup.learn_authority('m', $$
   UNION ALL SELECT dedup.to_document('x', source => 'agency'), dedup.to_document('y', source => 'copier'), true, false $$);
 SELECT source, authority FROM dedup.sources ORDER BY source;
 ROLLBACK;
+
+-- 'threshold' names the threshold rule wherever a model is named: enable's model,
+-- a model_column value, pairs' model. No model may take the name.
+SELECT err($$SELECT dedup.train('threshold', 'default', 'SELECT NULL::dedup.document, NULL::dedup.document, true, true')$$);
+CREATE TABLE rule_t (id int PRIMARY KEY, body text, m text);
+SELECT dedup.enable('rule_t', 'body', model_column => 'm');
+INSERT INTO rule_t VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей после решения ЦБ.', 'threshold'),
+                          (2, 'Курс доллара на Московской бирже вырос до 92 рублей после решения ЦБ.', 'threshold');
+SELECT id, duplicate_of FROM rule_t ORDER BY id;
+SELECT a, b FROM dedup.pairs('rule_t', 'threshold');
+SELECT dedup.disable('rule_t');
+DROP TABLE rule_t;
+CREATE TABLE act_t (id int PRIMARY KEY, body text);
+SELECT err($$SELECT dedup.enable('act_t', 'body', action => NULL)$$);
+DROP TABLE act_t;
