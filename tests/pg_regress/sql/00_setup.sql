@@ -22,6 +22,18 @@ EXCEPTION WHEN OTHERS THEN
       || CASE WHEN d <> '' THEN ' (detail: ' || d || ')' ELSE '' END
       || CASE WHEN h <> '' THEN ' (hint: ' || h || ')' ELSE '' END;
 END $$;
+-- wait_folded(collection): waits up to 30 s for the background fold worker to fold
+-- the collection's pending rows, and warns (changing the golden output) if it does not.
+CREATE FUNCTION public.wait_folded(coll text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..600 LOOP
+    PERFORM 1 FROM dedup.collections c
+     WHERE c.name = coll AND NOT EXISTS (SELECT FROM dedup.term_stats_pending p WHERE p.collection_id = c.id);
+    IF FOUND THEN RETURN; END IF;
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+  RAISE WARNING 'the fold worker did not fold collection % within 30 s', coll;
+END $$;
 -- The volatility, parallel safety and strictness of every function, on record.
 SELECT p.oid::regprocedure AS function, p.provolatile AS vol, p.proparallel AS par, p.proisstrict AS strict
 FROM pg_proc p WHERE p.pronamespace = 'dedup'::regnamespace

@@ -122,16 +122,7 @@ SELECT dedup.create_collection('bg_fold');
 SET dedup.stats_batch = 2;
 SELECT dedup.add_document('bg_fold', dedup.to_document('кот пес рыба', lang => 'simple'));
 SELECT dedup.add_document('bg_fold', dedup.to_document('кот пес', lang => 'simple'));
-DO $$
-BEGIN
-  FOR i IN 1..600 LOOP
-    PERFORM 1 FROM dedup.collections c
-     WHERE c.name = 'bg_fold' AND NOT EXISTS (SELECT FROM dedup.term_stats_pending p WHERE p.collection_id = c.id);
-    IF FOUND THEN RETURN; END IF;
-    PERFORM pg_sleep(0.05);
-  END LOOP;
-  RAISE WARNING 'the fold worker did not finish within 30 s';
-END $$;
+SELECT wait_folded('bg_fold');
 SELECT n_docs, (SELECT count(*) FROM dedup.term_stats_pending p WHERE p.collection_id = c.id) AS pending_rows
 FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id
 WHERE c.name = 'bg_fold';

@@ -73,16 +73,7 @@ SELECT err($$SELECT * FROM dedup.find_original('sec_skip', dedup.to_document('Н
 SELECT dedup.is_duplicate('sec_mark', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.') AS reprint;
 RESET search_path;
 RESET ROLE;
-DO $$
-BEGIN
-  FOR i IN 1..600 LOOP
-    PERFORM 1 FROM dedup.collections c
-     WHERE c.name = 'sec_mark' AND NOT EXISTS (SELECT FROM dedup.term_stats_pending p WHERE p.collection_id = c.id);
-    IF FOUND THEN RETURN; END IF;
-    PERFORM pg_sleep(0.05);
-  END LOOP;
-  RAISE WARNING 'the fold worker did not fold the writer''s batch within 30 s';
-END $$;
+SELECT wait_folded('sec_mark');
 SELECT count(*) AS pending_rows FROM dedup.term_stats_pending p JOIN dedup.collections c ON c.id = p.collection_id
 WHERE c.name = 'sec_mark';
 DELETE FROM sec_mark WHERE id > 3;
