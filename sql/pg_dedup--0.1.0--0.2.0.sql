@@ -102,11 +102,12 @@ LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'set_collection_options_wrapper';
 
 CREATE  FUNCTION "_originals"(
-	"tbl" oid, /* pg_sys :: Oid */
+	"tbl" oid, /* Option < pg_sys :: Oid > */
 	"model" TEXT /* Option < & str > */
 ) RETURNS TABLE (
 	"key" TEXT,  /* String */
-	"original" TEXT  /* String */
+	"original" TEXT,  /* Option < String > */
+	"verdict" dedup.verdict  /* verdict */
 )
 STABLE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
@@ -618,10 +619,10 @@ BEGIN
         -- What the trigger would have marked, the rows taken earliest first (not
         -- connected groups: two texts quoted in one anthology are not each other's
         -- copies).
-        EXECUTE format('UPDATE %s t SET duplicate_of = o.original::%s, dedup_verdict = ''a_duplicates_b'' '
+        EXECUTE format('UPDATE %s t SET duplicate_of = o.original::%s, dedup_verdict = o.verdict '
                        'FROM %s WHERE %s', tbl, key_type,
                        CASE WHEN composite IS NULL THEN format('dedup._originals(%L::regclass::oid, NULL) o', tbl)
-                            ELSE format('(SELECT o.key::%s AS k, o.original FROM dedup._originals(%L::regclass::oid, NULL) o) o',
+                            ELSE format('(SELECT o.key::%s AS k, o.original, o.verdict FROM dedup._originals(%L::regclass::oid, NULL) o) o',
                                         composite, tbl) END,
                        key_match);
     END IF;

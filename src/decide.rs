@@ -137,15 +137,30 @@ fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
+/// How the trigger would have marked a row (see [`originals`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    pub member: usize,
+    /// The original it points at, when it duplicates an earlier row.
+    pub original: Option<usize>,
+    /// The row duplicates the earlier row the trigger would have chosen.
+    pub new_dup: bool,
+    /// That earlier row duplicates this one.
+    pub cand_dup: bool,
+}
+
 /// What the trigger would have marked had the rows arrived one by one, earliest
 /// first (by publication time, then key; a document with no time comes after
 /// those with one): a row is a copy when it duplicates an earlier row (`edges`:
 /// `(copy, of, score)`, "copy adds nothing to of", score > 0), and its original is
 /// the original of the best-scoring such row, as a reprint of a reprint points at
 /// the first original. Unlike [`groups`], two texts each contained in a third are
-/// not thereby one another's duplicates. Returns `(member, original)` for every
-/// member that is a copy.
-pub fn originals(members: &[Member], edges: &[(usize, usize, f64)]) -> Vec<(usize, usize)> {
+/// not thereby one another's duplicates. The verdict is [`choose`]'s: against the
+/// row chosen, or for a row that is no copy, against the closest earlier row (the
+/// highest "adds nothing to" score among its edges). Returns a [`Mark`] for every
+/// member that is a copy or that an earlier row so chosen duplicates (the others
+/// are `distinct`).
+pub fn originals(members: &[Member], edges: &[(usize, usize, f64)]) -> Vec<Mark> {
     let n = members.len();
     let mut order: Vec<usize> = (0..n).collect();
     let t = |m: &Member| m.published_at.unwrap_or(i64::MAX);
@@ -157,20 +172,25 @@ pub fn originals(members: &[Member], edges: &[(usize, usize, f64)]) -> Vec<(usiz
     for (r, &i) in order.iter().enumerate() {
         rank[i] = r;
     }
-    // The best earlier row each member duplicates.
+    let valid = |&&(a, b, s): &&(usize, usize, f64)| a < n && b < n && a != b && !s.is_nan();
+    let score: std::collections::HashMap<(usize, usize), f64> = edges
+        .iter()
+        .filter(valid)
+        .map(|&(a, b, s)| ((a, b), s))
+        .collect();
+    let duplicates = |a: usize, b: usize| score.get(&(a, b)).is_some_and(|&s| s > 0.0);
+    // For each member, the best earlier row it duplicates, and the closest earlier row.
     let mut best: Vec<Option<(usize, f64)>> = vec![None; n];
-    for &(copy, of, score) in edges {
-        if copy >= n
-            || of >= n
-            || copy == of
-            || score.is_nan()
-            || score <= 0.0
-            || rank[of] >= rank[copy]
-        {
+    let mut closest: Vec<Option<(usize, f64)>> = vec![None; n];
+    for &(copy, of, s) in edges.iter().filter(valid) {
+        if rank[of] >= rank[copy] {
             continue;
         }
-        if best[copy].is_none_or(|(_, s)| score > s) {
-            best[copy] = Some((of, score));
+        if s > 0.0 && best[copy].is_none_or(|(_, x)| s > x) {
+            best[copy] = Some((of, s));
+        }
+        if closest[copy].is_none_or(|(_, x)| s > x) {
+            closest[copy] = Some((of, s));
         }
     }
     let mut original: Vec<usize> = (0..n).collect();
@@ -179,7 +199,19 @@ pub fn originals(members: &[Member], edges: &[(usize, usize, f64)]) -> Vec<(usiz
         if let Some((of, _)) = best[i] {
             // `of` is earlier, so its original is settled.
             original[i] = original[of];
-            out.push((i, original[i]));
+            out.push(Mark {
+                member: i,
+                original: Some(original[i]),
+                new_dup: true,
+                cand_dup: duplicates(of, i),
+            });
+        } else if closest[i].is_some_and(|(c, _)| duplicates(c, i)) {
+            out.push(Mark {
+                member: i,
+                original: None,
+                new_dup: false,
+                cand_dup: true,
+            });
         }
     }
     out
@@ -265,22 +297,51 @@ mod tests {
             (4, 3, 1.5),
             (4, 0, -1.0),
         ];
+        let copies = |marks: Vec<Mark>| -> Vec<(usize, usize)> {
+            marks
+                .into_iter()
+                .filter_map(|m| Some((m.member, m.original?)))
+                .collect()
+        };
         let o = originals(&members, &edges);
         // 0 and 1 come before 2 ("9" < "10" < "11" as numbers): neither is a copy of
         // the later anthology, nor of each other.
-        assert_eq!(o, vec![(3, 1), (4, 1)]);
+        assert_eq!(copies(o.clone()), vec![(3, 1), (4, 1)]);
+        // The anthology (2) is no copy; the closest earlier row by its own scores (0,
+        // at -0.5) duplicates it: the trigger's verdict for it was b_duplicates_a.
+        let mut both = edges.clone();
+        both.extend([(2, 0, -0.5), (2, 1, -0.6)]);
+        let o = originals(&members, &both);
+        assert_eq!(copies(o.clone()), vec![(3, 1), (4, 1)]);
+        assert!(o.contains(&Mark {
+            member: 2,
+            original: None,
+            new_dup: false,
+            cand_dup: true
+        }));
         // Publication time comes first: with 2 published earliest, 0 and 1 are its copies.
         let mut timed = members.clone();
         timed[2].published_at = Some(0);
         let o = originals(&timed, &edges);
-        assert_eq!(o, vec![(0, 2), (1, 2), (3, 2), (4, 2)]);
+        assert_eq!(copies(o), vec![(0, 2), (1, 2), (3, 2), (4, 2)]);
         // The best-scoring earlier row wins; non-positive scores and self-edges are no edges.
         let o = originals(
             &members,
             &[(4, 1, 0.5), (4, 3, 0.9), (3, 3, 5.0), (2, 0, 0.0)],
         );
-        assert_eq!(o, vec![(4, 3)]);
+        assert_eq!(copies(o), vec![(4, 3)]);
         assert!(originals(&[], &[(0, 1, 1.0)]).is_empty());
+        // A copy that its original duplicates too is mutual.
+        let o = originals(&members[..2], &[(1, 0, 1.0), (0, 1, 0.5)]);
+        assert_eq!(
+            o,
+            vec![Mark {
+                member: 1,
+                original: Some(0),
+                new_dup: true,
+                cand_dup: true
+            }]
+        );
     }
 
     #[test]

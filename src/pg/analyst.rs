@@ -405,13 +405,22 @@ pub fn _groups(
 }
 
 /// Each row that duplicates an earlier one, with the original the trigger would
-/// have given it (see [`decide::originals`]): what `dedup.enable` marks when it
-/// backfills a table. Can be cancelled while it finds and judges the pairs.
+/// have given it, and each row an earlier one duplicates, with the verdict the
+/// trigger would have recorded (see [`decide::originals`]): what `dedup.enable`
+/// marks when it backfills a table (the other rows are `distinct`). Can be
+/// cancelled while it finds and judges the pairs.
 #[pg_extern(stable, parallel_restricted)]
 pub fn _originals(
     tbl: Option<pg_sys::Oid>,
     model: Option<&str>,
-) -> TableIterator<'static, (name!(key, String), name!(original, String))> {
+) -> TableIterator<
+    'static,
+    (
+        name!(key, String),
+        name!(original, Option<String>),
+        name!(verdict, verdict),
+    ),
+> {
     let tbl = required(tbl, "table");
     privilege::require_read(tbl, "dedup.enable");
     let (rows, info) = as_owner(|| judged_pairs(tbl, model));
@@ -422,7 +431,13 @@ pub fn _originals(
         .collect();
     let out: Vec<_> = decide::originals(&members, &edges)
         .into_iter()
-        .map(|(i, o)| (members[i].key.clone(), members[o].key.clone()))
+        .map(|m| {
+            (
+                members[m.member].key.clone(),
+                m.original.map(|o| members[o].key.clone()),
+                verdict_of(m.new_dup, m.cand_dup),
+            )
+        })
         .collect();
     TableIterator::new(out)
 }

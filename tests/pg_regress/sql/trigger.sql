@@ -239,3 +239,25 @@ INSERT INTO ren VALUES (3, 'Совсем другой текст о погоде
 SELECT id, dedup_doc IS NOT NULL AS checked, dedup_verdict FROM ren ORDER BY id;
 SELECT dedup.disable('ren');
 DROP TABLE ren;
+
+-- enable's backfill records the trigger's verdicts: mutual for a copy its original
+-- duplicates too, b_duplicates_a for a row that adds to an earlier one. The same
+-- rows inserted one at a time through the trigger, for comparison (each weighed
+-- under the statistics of the rows before it, which may differ in a small table).
+CREATE TABLE bf_rows (id int PRIMARY KEY, body text);
+INSERT INTO bf_rows VALUES
+ (1, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.'),
+ (2, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.'),
+ (3, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке. Эксперты ожидают ослабления рубля к концу месяца.'),
+ (4, 'В Москве ожидается снег и гололед. Синоптики предупреждают о сильном ветре на выходных.');
+CREATE TABLE bf_trig (id int PRIMARY KEY, body text);
+SELECT dedup.enable('bf_rows', 'body');
+SELECT dedup.enable('bf_trig', 'body');
+INSERT INTO bf_trig VALUES (1, (SELECT body FROM bf_rows WHERE id = 1));
+INSERT INTO bf_trig VALUES (2, (SELECT body FROM bf_rows WHERE id = 2));
+INSERT INTO bf_trig VALUES (3, (SELECT body FROM bf_rows WHERE id = 3));
+INSERT INTO bf_trig VALUES (4, (SELECT body FROM bf_rows WHERE id = 4));
+SELECT r.id, r.duplicate_of AS backfill_of, r.dedup_verdict AS backfill, t.duplicate_of AS trigger_of, t.dedup_verdict AS trigger
+FROM bf_rows r JOIN bf_trig t USING (id) ORDER BY id;
+SELECT dedup.disable('bf_rows'), dedup.disable('bf_trig');
+DROP TABLE bf_rows, bf_trig;
