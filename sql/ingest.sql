@@ -320,7 +320,6 @@ DECLARE
                                                    ELSE n.nspname || '.' || c.relname END
                                        FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
                                        WHERE c.oid = tbl));
-    created boolean := false;
     partitioned boolean;
     distributed boolean;
     other_rows boolean;
@@ -386,11 +385,6 @@ BEGIN
     -- No model: the built-in 'default'; 'threshold': the threshold rule (stored as NULL).
     model := CASE WHEN model IS NULL THEN 'default' WHEN model = 'threshold' THEN NULL ELSE model END;
     PERFORM dedup._validate_enable(model, action);
-    IF NOT EXISTS (SELECT 1 FROM dedup.collections c WHERE c.name = coll) THEN
-        PERFORM dedup.create_collection(coll);
-        created := true;
-    END IF;
-    SELECT id INTO coll_id FROM dedup.collections c WHERE c.name = coll;
     partitioned := (SELECT c.relkind = 'p' FROM pg_catalog.pg_class c WHERE c.oid = tbl);
     -- A Citus distributed table: the extension's tables become reference tables,
     -- so that the trigger on every shard reads and writes the same ones.
@@ -460,14 +454,11 @@ BEGIN
     EXCEPTION WHEN feature_not_supported THEN
         NULL;
     END;
-    INSERT INTO dedup.enabled_tables (tbl, collection_id, created_collection, body_column, title_column,
-                                      published_at_column, source_column, model, action, model_column, key_column,
-                                      key_type, time_window)
-    VALUES (tbl, coll_id, created, body, title, published_at, source, model, action, model_column, key_cols[1],
-            composite::regtype, time_window);
-    INSERT INTO dedup.collection_tables (collection_id, tbl, doc_column, sig_column)
-    VALUES (coll_id, tbl, 'dedup_doc', 'dedup_sig')
-    ON CONFLICT ON CONSTRAINT collection_tables_pkey DO UPDATE SET doc_column = 'dedup_doc', sig_column = 'dedup_sig';
+    -- The registration (and the collection, when there is none of that name) is
+    -- written as the extension's owner once the caller is found to own the table
+    -- (src/pg/registration.rs): the table's owner needs no rights on dedup's tables.
+    coll_id := dedup._register_table(tbl::oid, coll, body, title, published_at, source, model, action,
+                                     model_column, key_cols[1], composite::regtype::oid, time_window);
     -- Before any other DDL (the backfill creates temporary tables): a partition
     -- without them would look new to dedup._partitions_changed.
     PERFORM dedup._partition_triggers(tbl);
@@ -574,21 +565,13 @@ COMMENT ON FUNCTION dedup._validate_window(name, interval) IS
 -- backend's trigger sees the new one at its next statement.
 CREATE FUNCTION dedup.set_time_window(tbl regclass, time_window interval) RETURNS void
 VOLATILE PARALLEL UNSAFE LANGUAGE plpgsql AS $$
-DECLARE
-    cfg dedup.enabled_tables;
 BEGIN
     IF tbl IS NULL THEN
         RAISE EXCEPTION 'tbl must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     PERFORM dedup._require_owner(tbl);
-    SELECT * INTO cfg FROM dedup.enabled_tables e WHERE e.tbl = set_time_window.tbl;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'table % is not enabled for deduplication', tbl USING ERRCODE = 'object_not_in_prerequisite_state';
-    END IF;
-    PERFORM dedup._validate_window(cfg.published_at_column, time_window);
-    -- By name (see dedup.disable).
-    EXECUTE format('UPDATE dedup.enabled_tables e SET time_window = $1 WHERE dedup._qualified(e.tbl) = %L',
-                   dedup._qualified(tbl)) USING time_window;
+    -- As the extension's owner (src/pg/registration.rs).
+    PERFORM dedup._set_time_window(tbl::oid, time_window);
 END $$;
 COMMENT ON FUNCTION dedup.set_time_window(regclass, interval) IS
     'Sets (NULL: removes) the time window of an enabled table: a new row is compared with the rows published within it';
@@ -596,22 +579,15 @@ COMMENT ON FUNCTION dedup.set_time_window(regclass, interval) IS
 CREATE FUNCTION dedup.disable(tbl regclass) RETURNS void
 VOLATILE STRICT PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on LANGUAGE plpgsql AS $$
 DECLARE
-    cfg dedup.enabled_tables;
-    coll text;
+    key_type text;
     part regclass;
 BEGIN
     PERFORM dedup._require_owner(tbl);
-    SELECT * INTO cfg FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'table % is not enabled for deduplication', tbl USING ERRCODE = 'object_not_in_prerequisite_state';
-    END IF;
-    -- The registration goes first: the column changes below fire
+    -- The registration goes first, with the collection enable created for the
+    -- table once nothing else reads it (as the extension's owner:
+    -- src/pg/registration.rs): the column changes below fire
     -- dedup._partitions_changed, which must not find the table enabled.
-    -- By name, in the statement's text: on Citus each node has its own OID for the
-    -- table, and Citus sends a regclass parameter to them as the coordinator's.
-    EXECUTE format('DELETE FROM dedup.collection_tables c WHERE dedup._qualified(c.tbl) = %L AND c.collection_id = %s',
-                   dedup._qualified(tbl), cfg.collection_id);
-    EXECUTE format('DELETE FROM dedup.enabled_tables e WHERE dedup._qualified(e.tbl) = %L', dedup._qualified(tbl));
+    key_type := dedup._unregister_table(tbl::oid);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_trigger ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_delete_trigger ON %s', tbl);
     EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', tbl);
@@ -625,13 +601,8 @@ BEGIN
     END LOOP;
     EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dedup_sig, DROP COLUMN IF EXISTS dedup_doc, '
                    'DROP COLUMN IF EXISTS duplicate_of, DROP COLUMN IF EXISTS dedup_verdict', tbl);
-    IF cfg.key_type IS NOT NULL THEN
-        EXECUTE format('DROP TYPE IF EXISTS %s', cfg.key_type);
-    END IF;
-    SELECT name INTO coll FROM dedup.collections WHERE id = cfg.collection_id;
-    IF cfg.created_collection AND coll IS NOT NULL
-       AND NOT EXISTS (SELECT 1 FROM dedup.collection_tables WHERE collection_id = cfg.collection_id) THEN
-        PERFORM dedup.drop_collection(coll);
+    IF key_type IS NOT NULL THEN
+        EXECUTE format('DROP TYPE IF EXISTS %s', key_type);
     END IF;
 END $$;
 COMMENT ON FUNCTION dedup.disable(regclass) IS
@@ -847,11 +818,16 @@ COMMENT ON FUNCTION dedup._row_stored() IS
     'AFTER row trigger dedup.enable installs: records each stored row, so rows the executor dropped after the row trigger leave the statistics';
 
 -- Privileges: PUBLIC may use the schema (its types, and the functions it may
--- execute), and nothing of the extension's tables; the trigger does its
--- bookkeeping with the extension owner's rights (src/pg/privilege.rs).
+-- execute) and read its configuration, and nothing else of the extension's
+-- tables; the trigger, and enable's registration, do their bookkeeping with the
+-- extension owner's rights (src/pg/privilege.rs, src/pg/registration.rs).
 GRANT USAGE ON SCHEMA dedup TO PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA dedup FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA dedup FROM PUBLIC;
+-- What is enabled, and how: names of tables, columns and settings, as public as
+-- pg_catalog's. Table owners' dedup.enable, disable and recompute read it; the
+-- statistics, models, sources and rejected rows stay private.
+GRANT SELECT ON dedup.enabled_tables, dedup.collections, dedup.collection_tables TO PUBLIC;
 -- Two internal functions change a collection's statistics (written at commit with
 -- the owner's rights): only the SECURITY DEFINER triggers that call them may.
 REVOKE EXECUTE ON FUNCTION dedup._forget(oid, dedup.document) FROM PUBLIC;

@@ -148,7 +148,9 @@ fn collection_limits(
         name!(similarity_threshold, f64),
     ),
 > {
-    let l = load(collection).limits;
+    let l = crate::pg::privilege::reading_collection(collection, "dedup.collection_limits", || {
+        load(collection).limits
+    });
     TableIterator::once((
         l.max_document_bytes as i64,
         l.min_word_length as i32,
@@ -157,9 +159,22 @@ fn collection_limits(
     ))
 }
 
+/// A collection of `name` with the defaults of `dedup.create_collection`, for
+/// `dedup.enable` (the caller runs it as the extension's owner).
+pub fn create_default_collection(name: &str) {
+    create_collection(
+        name,
+        "auto",
+        "bm25",
+        2.0,
+        0.75,
+        JsonArg(serde_json::Value::Object(serde_json::Map::new())),
+    )
+}
+
 /// Drops a collection and all its statistics.
 #[pg_extern(volatile, strict, parallel_unsafe)]
-fn drop_collection(name: &str) {
+pub fn drop_collection(name: &str) {
     let coll = load(name);
     let users = Spi::get_one_with_args::<String>(
         "SELECT string_agg(e.tbl::regclass::text, ', ' ORDER BY e.tbl::regclass::text) \

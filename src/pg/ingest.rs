@@ -1133,7 +1133,7 @@ pub fn _find_original(
 #[pg_extern(stable, parallel_safe)]
 pub fn _validate_enable(model: Option<&str>, action: Option<&str>) {
     if let Some(m) = model {
-        models::by_name(m);
+        as_owner(|| models::by_name(m));
     }
     match action {
         Some("mark" | "skip" | "error") => {}

@@ -16,6 +16,7 @@ pub mod models;
 pub mod partitions;
 pub mod privilege;
 pub mod recompute;
+pub mod registration;
 pub mod scan;
 pub mod signature;
 pub mod statement;

@@ -6,6 +6,7 @@ use crate::document::Document;
 use crate::error::DedupError;
 use crate::features::{self, Side, FEATURE_NAMES, N_FEATURES};
 use crate::pg::collections::{self, Collection};
+use crate::pg::privilege;
 use crate::pg::types::{DocRef, DocumentDatum, JsonArg, StoredDoc};
 use crate::pg::weigher::{self, Weighed};
 use crate::pg::{query_err, spi_err};
@@ -127,9 +128,11 @@ fn feature_names() -> Vec<String> {
 /// ρ(a,b): the pair's feature vector, in the order of `feature_names()`.
 #[pg_extern(stable, strict, parallel_safe)]
 fn compare(a: DocRef, b: DocRef, collection: &str) -> Vec<f64> {
-    let coll = collections::load(collection);
-    let (a, b) = weigh_pair(&a, &b, &coll);
-    both_ways(&a, &b).0.to_vec()
+    privilege::reading_collection(collection, "dedup.compare", || {
+        let coll = collections::load(collection);
+        let (a, b) = weigh_pair(&a, &b, &coll);
+        both_ways(&a, &b).0.to_vec()
+    })
 }
 
 // ---- the model cache ---------------------------------------------------------------
@@ -339,6 +342,18 @@ pub fn model(name: &str) -> Rc<Loaded> {
 
 // ---- classification ------------------------------------------------------------------
 
+/// A model for the pair functions, read as the extension's owner: any role may use
+/// the built-in model (it weighs against no statistics); a stored one weighs
+/// against its collection's, which the caller must be allowed to read
+/// ([`privilege::require_collection_read`]).
+fn readable_model(name: &str, what: &str) -> Rc<Loaded> {
+    let m = privilege::as_owner(|| self::model(name));
+    if m.version != 0 {
+        privilege::require_collection_read(&m.collection.name, what);
+    }
+    m
+}
+
 pub fn classify(m: &Loaded, a: &WithAuthority, b: &WithAuthority) -> (verdict, f64) {
     let (ab, ba) = both_ways(a, b);
     let o = m.model.outcome(&ab, &ba);
@@ -348,16 +363,16 @@ pub fn classify(m: &Loaded, a: &WithAuthority, b: &WithAuthority) -> (verdict, f
 /// The verdict for a pair from both directions: D(ρ(a,b)) and D(ρ(b,a)).
 #[pg_extern(stable, strict, parallel_safe)]
 fn classify_pair(model: &str, a: DocRef, b: DocRef) -> verdict {
-    let m = self::model(model);
-    let (a, b) = weigh_pair(&a, &b, &m.collection);
+    let m = readable_model(model, "dedup.classify_pair");
+    let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &m.collection));
     classify(&m, &a, &b).0
 }
 
 /// The decision value for "a duplicates b": positive means duplicate.
 #[pg_extern(stable, strict, parallel_safe)]
 fn pair_score(model: &str, a: DocRef, b: DocRef) -> f64 {
-    let m = self::model(model);
-    let (a, b) = weigh_pair(&a, &b, &m.collection);
+    let m = readable_model(model, "dedup.pair_score");
+    let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &m.collection));
     m.model.decision(&both_ways(&a, &b).0)
 }
 
@@ -379,8 +394,8 @@ fn explain_pair(
         name!(contribution_ba, f64),
     ),
 > {
-    let m = self::model(model);
-    let (a, b) = weigh_pair(&a, &b, &m.collection);
+    let m = readable_model(model, "dedup.explain_pair");
+    let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &m.collection));
     let (ab, ba) = both_ways(&a, &b);
     let (cab, cba) = (m.model.contributions(&ab), m.model.contributions(&ba));
     let rows: Vec<_> = (0..N_FEATURES)

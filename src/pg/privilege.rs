@@ -121,3 +121,101 @@ pub fn require_read(rel: pg_sys::Oid, what: &str) {
         )),
     })
 }
+
+/// A statement, and a command in it: (transaction start, statement start, command id).
+type Stamp = (i64, i64, u32);
+
+thread_local! {
+    /// Collections the caller was found allowed to read, in which statement and
+    /// command (a GRANT or REVOKE advances the command counter): the reading
+    /// functions are called once per row, the check is made once per statement.
+    static MAY_READ_COLLECTION: std::cell::RefCell<Vec<(String, pg_sys::Oid, Stamp)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn statement_stamp() -> Stamp {
+    // SAFETY: plain reads of the backend's transaction/statement timestamps and
+    // command counter.
+    unsafe {
+        (
+            pg_sys::GetCurrentTransactionStartTimestamp(),
+            pg_sys::GetCurrentStatementStartTimestamp(),
+            pg_sys::GetCurrentCommandId(false),
+        )
+    }
+}
+
+/// Whether `role` has the configuration rights (README, Security): SELECT on the
+/// term statistics, which hold the words of every collection.
+fn reads_configuration(role: pg_sys::Oid) -> bool {
+    pgrx::Spi::get_one_with_args::<bool>(
+        "SELECT pg_catalog.has_table_privilege($1, 'dedup.term_stats', 'SELECT')",
+        &[role.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(false)
+}
+
+/// Raises 42501 unless the caller may read a collection's statistics: every table
+/// the collection reads is one it may read whole ([`may_read`]: its statistics are
+/// derived from their rows), or it has the configuration rights (a collection that
+/// reads no table holds only what `add_document` gave it). An unknown collection
+/// passes: its lookup raises 42704 next. The answer is kept for the statement.
+pub fn require_collection_read(collection: &str, what: &str) {
+    let role = caller();
+    let stamp = statement_stamp();
+    let known = MAY_READ_COLLECTION.with(|c| {
+        c.borrow()
+            .iter()
+            .any(|(n, r, s)| n == collection && *r == role && *s == stamp)
+    });
+    if known {
+        return;
+    }
+    let tables: Option<Vec<i64>> = as_owner(|| {
+        pgrx::Spi::get_one_with_args::<Vec<i64>>(
+            "SELECT ARRAY(SELECT ct.tbl::oid::int8 FROM dedup.collection_tables ct \
+                          WHERE ct.collection_id = c.id \
+                            AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = ct.tbl)) \
+             FROM dedup.collections c WHERE c.name = $1",
+            &[collection.into()],
+        )
+        .ok()
+        .flatten()
+    });
+    let allowed = match &tables {
+        None => true,
+        Some(t) if !t.is_empty() => t
+            .iter()
+            .all(|&rel| may_read(pg_sys::Oid::from(rel as u32), role)),
+        Some(_) => false,
+    } || reads_configuration(role);
+    if !allowed {
+        raise(DedupError::InsufficientPrivilege {
+            msg: format!("permission denied for collection \"{collection}\""),
+            hint: Some(format!(
+                "{what} reads the collection's statistics: it needs SELECT on every table the collection reads, and no row-level security applying to the caller, or the configuration rights (README, Security)"
+            )),
+        });
+    }
+    MAY_READ_COLLECTION.with(|c| {
+        let mut c = c.borrow_mut();
+        c.retain(|(_, _, s)| *s == stamp);
+        c.push((collection.to_owned(), role, stamp));
+    });
+}
+
+/// Runs a reading function's body (one that reads a collection's statistics, not
+/// a table) as the extension's owner, once the caller may read the collection
+/// ([`require_collection_read`]).
+pub fn reading_collection<R>(collection: &str, what: &str, f: impl FnOnce() -> R) -> R {
+    require_collection_read(collection, what);
+    // Called once per row (`dedup.signature` over a table): the owner itself, as
+    // the trigger and `recompute` are, needs no switch.
+    if caller() == owner() {
+        f()
+    } else {
+        as_owner(f)
+    }
+}

@@ -4,6 +4,8 @@
 use crate::chunks::tid_chunks;
 use crate::error::DedupError;
 use crate::pg::collections::{load, Collection};
+use crate::pg::privilege::as_owner;
+use crate::pg::registration;
 use crate::pg::spi_err;
 use crate::pg::stats::forget_own_changes;
 use crate::pg::stored;
@@ -61,7 +63,14 @@ pub fn _recompute(
     tbl: Option<pg_sys::Oid>,
     doc_column: Option<&str>,
 ) -> Option<i64> {
-    let coll = load(collection?);
+    let collection = collection?;
+    // The caller's rights decide; the statistics are then written as the
+    // extension's owner (src/pg/registration.rs).
+    if let Some(tbl) = tbl {
+        registration::require_owner(tbl);
+    }
+    registration::require_collection_owner(collection);
+    let coll = as_owner(|| load(collection));
     if let (Some(tbl), Some(col)) = (tbl, doc_column) {
         quoted_doc_column(tbl, col);
         // A single dedup.signature column is refreshed too.
@@ -72,8 +81,9 @@ pub fn _recompute(
         )
         .ok()
         .flatten();
-        Spi::connect_mut(|c| {
-            c.update(
+        as_owner(|| {
+            Spi::connect_mut(|c| {
+                c.update(
                 "INSERT INTO dedup.collection_tables (collection_id, tbl, doc_column, sig_column) \
                  VALUES ($1, $2, $3, $4) ON CONFLICT (collection_id, tbl) \
                  DO UPDATE SET doc_column = excluded.doc_column, \
@@ -82,6 +92,7 @@ pub fn _recompute(
                 &[coll.id.into(), tbl.into(), col.into(), sig.into()],
             )
             .unwrap_or_else(|e| spi_err(e));
+            })
         });
     }
     Some(recompute_collection(&coll))
@@ -94,15 +105,16 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
     // The tables already hold this transaction's rows: its unwritten changes would
     // count them twice.
     forget_own_changes(coll.id);
-    let tables: Vec<(pg_sys::Oid, String, Option<String>)> = Spi::connect_mut(|c| {
-        // Blocks concurrent add_document/remove_document on this collection until commit.
-        c.update(
-            "SELECT 1 FROM dedup.collection_stats WHERE collection_id = $1 FOR UPDATE",
-            None,
-            &[coll.id.into()],
-        )
-        .unwrap_or_else(|e| spi_err(e));
-        let t = c
+    let tables: Vec<(pg_sys::Oid, String, Option<String>)> = as_owner(|| {
+        Spi::connect_mut(|c| {
+            // Blocks concurrent add_document/remove_document on this collection until commit.
+            c.update(
+                "SELECT 1 FROM dedup.collection_stats WHERE collection_id = $1 FOR UPDATE",
+                None,
+                &[coll.id.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+            let t = c
             .select(
                 "SELECT tbl::oid, doc_column::text, sig_column::text FROM dedup.collection_tables t \
                  WHERE collection_id = $1 \
@@ -111,15 +123,16 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
                 &[coll.id.into()],
             )
             .unwrap_or_else(|e| spi_err(e));
-        t.into_iter()
-            .filter_map(|r| {
-                Some((
-                    r.get::<pg_sys::Oid>(1).ok()??,
-                    r.get::<String>(2).ok()??,
-                    r.get::<String>(3).ok().flatten(),
-                ))
-            })
-            .collect()
+            t.into_iter()
+                .filter_map(|r| {
+                    Some((
+                        r.get::<pg_sys::Oid>(1).ok()??,
+                        r.get::<String>(2).ok()??,
+                        r.get::<String>(3).ok().flatten(),
+                    ))
+                })
+                .collect()
+        })
     });
     // A partitioned table's rows are in its leaf partitions: about ten progress
     // steps per table, however many partitions it has.
@@ -195,24 +208,30 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
             ));
         }
     }
-    Spi::connect_mut(|c| {
-        for sql in [
-            "DELETE FROM dedup.term_stats WHERE collection_id = $1",
-            // Pending documents of committed transactions are in the tables just read.
-            "DELETE FROM dedup.term_stats_pending WHERE collection_id = $1",
-            "INSERT INTO dedup.term_stats (collection_id, term, df, cf) \
+    // The caller's temporary table is read by the extension's owner, a superuser
+    // (the extension is not trusted).
+    as_owner(|| {
+        Spi::connect_mut(|c| {
+            for sql in [
+                "DELETE FROM dedup.term_stats WHERE collection_id = $1",
+                // Pending documents of committed transactions are in the tables just read.
+                "DELETE FROM dedup.term_stats_pending WHERE collection_id = $1",
+                "INSERT INTO dedup.term_stats (collection_id, term, df, cf) \
              SELECT $1, term, sum(df), sum(cf) FROM _dedup_recompute GROUP BY term",
-        ] {
-            c.update(sql, None, &[coll.id.into()])
-                .unwrap_or_else(|e| spi_err(e));
-        }
-        c.update(
+            ] {
+                c.update(sql, None, &[coll.id.into()])
+                    .unwrap_or_else(|e| spi_err(e));
+            }
+            c.update(
             "UPDATE dedup.collection_stats SET n_docs = $2, total_len = $3, last_recompute = now(), \
              n_docs_at_recompute = $2, changes_since_recompute = 0 WHERE collection_id = $1",
             None,
             &[coll.id.into(), n_docs.into(), total_len.into()],
         )
         .unwrap_or_else(|e| spi_err(e));
+        })
+    });
+    Spi::connect_mut(|c| {
         c.update("DROP TABLE _dedup_recompute", None, &[])
             .unwrap_or_else(|e| spi_err(e));
     });

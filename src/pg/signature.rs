@@ -65,9 +65,11 @@ pub fn signature_of(doc: &Document, coll: &Collection, opts: &SignatureOptions) 
 /// statistics and settings.
 #[pg_extern(stable, strict, parallel_safe, name = "signature")]
 fn signature_fn(doc: DocumentDatum, collection: &str) -> SignatureDatum {
-    let coll = collections::load(collection);
-    let opts = options_of(&coll);
-    SignatureDatum::from_signature(&signature_of(&doc.decode(), &coll, &opts))
+    crate::pg::privilege::reading_collection(collection, "dedup.signature", || {
+        let coll = collections::load(collection);
+        let opts = options_of(&coll);
+        SignatureDatum::from_signature(&signature_of(&doc.decode(), &coll, &opts))
+    })
 }
 
 /// Keys two signatures share.
@@ -376,6 +378,12 @@ fn _candidates(
 /// added or removed since then, as a fraction of its documents now (0 = fresh).
 #[pg_extern(stable, strict, parallel_safe)]
 fn staleness(collection: &str) -> f64 {
+    crate::pg::privilege::reading_collection(collection, "dedup.staleness", || {
+        staleness_of(collection)
+    })
+}
+
+fn staleness_of(collection: &str) -> f64 {
     let coll = collections::load(collection);
     Spi::connect(|c| {
         let t = c

@@ -746,9 +746,10 @@ fn weights(
         return TableIterator::new(Vec::new());
     };
     let scheme = scheme.map(|s| Weighting::parse(s).or_raise());
-    let coll = load(collection);
     let doc = doc.decode();
-    let (w, _) = document_weights(&doc, &coll, scheme);
+    let (w, _) = crate::pg::privilege::reading_collection(collection, "dedup.weights", || {
+        document_weights(&doc, &load(collection), scheme)
+    });
     TableIterator::new(
         doc.terms
             .into_iter()
@@ -783,8 +784,9 @@ fn top_terms(
             "k must not be negative, got {k}"
         )));
     }
-    let coll = load(collection);
     let doc = doc.decode();
-    let (w, _) = document_weights(&doc, &coll, None);
+    let (w, _) = crate::pg::privilege::reading_collection(collection, "dedup.top_terms", || {
+        document_weights(&doc, &load(collection), None)
+    });
     TableIterator::new(top_terms_of(&doc, &w, k as usize))
 }

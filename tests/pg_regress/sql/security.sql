@@ -135,6 +135,36 @@ RESET ROLE;
 REVOKE SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA dedup FROM regress_dedup_app;
 DROP TABLE sec_theirs, sec_own;
 
+-- A table's owner with no rights on dedup's tables enables, changes, recomputes
+-- and disables its own table, as it would index it; reading a collection's
+-- statistics takes reading its tables. The internal functions that write the
+-- registration check the caller too.
+CREATE ROLE regress_dedup_owner;
+GRANT CREATE ON SCHEMA public TO regress_dedup_owner;
+SET ROLE regress_dedup_owner;
+CREATE TABLE sec_owned (id bigint PRIMARY KEY, body text, published_at timestamptz);
+INSERT INTO sec_owned VALUES
+ (1, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.', '2026-01-01'),
+ (2, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.', '2026-01-02');
+SELECT dedup.enable('sec_owned', 'body', published_at => 'published_at');
+INSERT INTO sec_owned VALUES
+ (3, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.', '2026-01-03');
+SELECT id, duplicate_of, dedup_verdict FROM sec_owned ORDER BY id;
+SELECT dedup.set_time_window('sec_owned', interval '30 days');
+SELECT dedup.recompute('sec_owned');
+SELECT count(*) AS weighed FROM dedup.weights(dedup.to_document('курс доллара вырос'), 'sec_owned');
+SELECT err($$SELECT dedup.staleness('sec_mark')$$);
+SELECT err($$SELECT dedup.recompute('sec_mark')$$);
+SELECT err($$SELECT dedup._register_table('sec_mark'::regclass::oid, 'x', 'body', NULL, NULL, NULL, NULL, 'mark', NULL, 'id', NULL, NULL)$$);
+SELECT err($$SELECT dedup._set_time_window('sec_mark'::regclass::oid, NULL)$$);
+SELECT err($$SELECT dedup._unregister_table('sec_mark'::regclass::oid)$$);
+SELECT dedup.disable('sec_owned');
+SELECT count(*) AS collections_left FROM dedup.collections WHERE name = 'sec_owned';
+DROP TABLE sec_owned;
+RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM regress_dedup_owner;
+DROP ROLE regress_dedup_owner;
+
 -- Statistics equal the table after an UPDATE of dedup_doc by hand and a TRUNCATE.
 UPDATE sec_mark SET dedup_doc = dedup.to_document('совсем другой текст про погоду') WHERE id = 1;
 SELECT dedup.to_document(body)::text = dedup_doc::text AS doc_is_the_texts FROM sec_mark WHERE id = 1;

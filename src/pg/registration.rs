@@ -1,0 +1,271 @@
+//! The catalog writes of `dedup.enable`, `dedup.disable`, `dedup.set_time_window`
+//! and `dedup.recompute`: made as the extension's owner once the caller is found to
+//! own the table, so that a table's owner needs no rights on the extension's tables
+//! to enable it, as it needs none to index it. The table itself (its columns,
+//! index, triggers and stored values) is changed by the calling SQL, with the
+//! caller's rights.
+
+use crate::error::DedupError;
+use crate::pg::privilege::{self, as_owner, caller};
+use crate::pg::{raise, spi_err};
+use pgrx::datum::Interval;
+use pgrx::prelude::*;
+
+fn table_name(tbl: pg_sys::Oid) -> String {
+    Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// `tbl`'s schema-qualified name as an SQL literal, to name it in a statement's
+/// text: on Citus each node has its own OID for the table, and Citus sends a
+/// regclass parameter to them as the coordinator's.
+fn qualified_literal(tbl: pg_sys::Oid) -> String {
+    Spi::get_one_with_args::<String>(
+        "SELECT pg_catalog.quote_literal(dedup._qualified($1::oid::regclass))",
+        &[tbl.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_default()
+}
+
+/// Raises 42501 unless the caller owns `tbl` (or is a member of its owning role),
+/// the right `ALTER TABLE` asks for.
+pub fn require_owner(tbl: pg_sys::Oid) {
+    if !privilege::owns(tbl, caller()) {
+        raise(DedupError::InsufficientPrivilege {
+            msg: format!("must be owner of table {}", table_name(tbl)),
+            hint: None,
+        });
+    }
+}
+
+/// The tables a collection reads (that still exist), or None when there is no
+/// such collection. Read as the extension's owner.
+fn collection_tables(collection: &str) -> Option<Vec<pg_sys::Oid>> {
+    as_owner(|| {
+        Spi::get_one_with_args::<Vec<i64>>(
+            "SELECT ARRAY(SELECT ct.tbl::oid::int8 FROM dedup.collection_tables ct \
+                          WHERE ct.collection_id = c.id \
+                            AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = ct.tbl)) \
+             FROM dedup.collections c WHERE c.name = $1",
+            &[collection.into()],
+        )
+        .ok()
+        .flatten()
+    })
+    .map(|v| v.into_iter().map(|o| pg_sys::Oid::from(o as u32)).collect())
+}
+
+/// Whether the caller has the configuration rights (README, Security): it may
+/// change any collection's statistics itself.
+fn writes_configuration() -> bool {
+    Spi::get_one_with_args::<bool>(
+        "SELECT pg_catalog.has_table_privilege($1, 'dedup.term_stats', 'INSERT, UPDATE, DELETE')",
+        &[caller().into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(false)
+}
+
+/// Raises 42501 unless the caller may change a collection's statistics: it owns
+/// every table the collection reads (joining a collection makes its other tables'
+/// writers run work on behalf of the new one), or, for a collection that reads no
+/// table, has the configuration rights. An unknown collection passes.
+pub fn require_collection_owner(collection: &str) {
+    let Some(tables) = collection_tables(collection) else {
+        return;
+    };
+    let role = caller();
+    if let Some(t) = tables.iter().find(|&&t| !privilege::owns(t, role)) {
+        raise(DedupError::InsufficientPrivilege {
+            msg: format!("must be owner of table {}", table_name(*t)),
+            hint: Some(format!(
+                "collection \"{collection}\" reads that table: only a role that owns every table of a collection may change its statistics"
+            )),
+        });
+    }
+    if tables.is_empty() && !writes_configuration() {
+        raise(DedupError::InsufficientPrivilege {
+            msg: format!("permission denied for collection \"{collection}\""),
+            hint: Some(
+                "a collection that reads no table is changed by a role with the configuration rights (README, Security)"
+                    .into(),
+            ),
+        });
+    }
+}
+
+/// `dedup.enable`'s registration of `tbl`: creates the collection when there is
+/// none of that name (with default options) and records the table's columns and
+/// settings. Returns the collection's id. The caller must own `tbl` and every
+/// table the collection already reads.
+#[allow(clippy::too_many_arguments)]
+#[pg_extern(volatile, parallel_unsafe)]
+pub fn _register_table(
+    tbl: pg_sys::Oid,
+    collection: &str,
+    body: &str,
+    title: Option<&str>,
+    published_at: Option<&str>,
+    source: Option<&str>,
+    model: Option<&str>,
+    action: &str,
+    model_column: Option<&str>,
+    key_column: &str,
+    key_type: Option<pg_sys::Oid>,
+    time_window: Option<Interval>,
+) -> i32 {
+    require_owner(tbl);
+    require_collection_owner(collection);
+    as_owner(|| {
+        let exists = Spi::get_one_with_args::<i32>(
+            "SELECT id FROM dedup.collections WHERE name = $1",
+            &[collection.into()],
+        )
+        .ok()
+        .flatten();
+        let created = exists.is_none();
+        if created {
+            crate::pg::catalog::create_default_collection(collection);
+        }
+        Spi::connect_mut(|c| {
+            let t = c
+                .update(
+                    "WITH e AS (INSERT INTO dedup.enabled_tables (tbl, collection_id, created_collection, body_column, \
+                                title_column, published_at_column, source_column, model, action, model_column, \
+                                key_column, key_type, time_window) \
+                       SELECT $1::oid::regclass, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::oid::regtype, $13 \
+                       FROM dedup.collections c WHERE c.name = $2 RETURNING collection_id) \
+                     INSERT INTO dedup.collection_tables (collection_id, tbl, doc_column, sig_column) \
+                     SELECT e.collection_id, $1::oid::regclass, 'dedup_doc', 'dedup_sig' FROM e \
+                     ON CONFLICT ON CONSTRAINT collection_tables_pkey \
+                     DO UPDATE SET doc_column = 'dedup_doc', sig_column = 'dedup_sig' \
+                     RETURNING collection_id",
+                    None,
+                    &[
+                        tbl.into(),
+                        collection.into(),
+                        created.into(),
+                        body.into(),
+                        title.into(),
+                        published_at.into(),
+                        source.into(),
+                        model.into(),
+                        action.into(),
+                        model_column.into(),
+                        key_column.into(),
+                        key_type.into(),
+                        time_window.into(),
+                    ],
+                )
+                .unwrap_or_else(|e| spi_err(e));
+            crate::pg::stored(t.first().get::<i32>(1), "the enabled table's collection")
+        })
+    })
+}
+
+/// `dedup.disable`'s part in the catalog: removes `tbl`'s registration, and the
+/// collection `enable` created for it once nothing else reads it. Returns the key
+/// type `enable` created beside the table (a key of several columns), for the
+/// caller to drop. Raises 55000 when `tbl` is not enabled.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
+    require_owner(tbl);
+    // In the caller's search_path, as PostgreSQL names it in messages.
+    let name = table_name(tbl);
+    as_owner(|| {
+        let row = Spi::connect(|c| {
+            let t = c
+                .select(
+                    "SELECT e.collection_id, e.created_collection, e.key_type::text, c.name \
+                     FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id \
+                     WHERE e.tbl = $1::oid::regclass",
+                    Some(1),
+                    &[tbl.into()],
+                )
+                .unwrap_or_else(|e| spi_err(e));
+            t.into_iter().next().map(|r| {
+                (
+                    crate::pg::stored(r.get::<i32>(1), "the enabled table's collection"),
+                    r.get::<bool>(2).ok().flatten().unwrap_or(false),
+                    r.get::<String>(3).ok().flatten(),
+                    r.get::<String>(4).ok().flatten().unwrap_or_default(),
+                )
+            })
+        });
+        let Some((coll_id, created, key_type, coll)) = row else {
+            raise(DedupError::NotEnabled {
+                msg: format!("table {name} is not enabled for deduplication"),
+                hint: None,
+            })
+        };
+        // By name (see `qualified_literal`).
+        let q = qualified_literal(tbl);
+        Spi::connect_mut(|c| {
+            for sql in [
+                format!("DELETE FROM dedup.collection_tables c WHERE dedup._qualified(c.tbl) = {q} AND c.collection_id = {coll_id}"),
+                format!("DELETE FROM dedup.enabled_tables e WHERE dedup._qualified(e.tbl) = {q}"),
+            ] {
+                c.update(sql.as_str(), None, &[])
+                    .unwrap_or_else(|e| spi_err(e));
+            }
+        });
+        let unused = Spi::get_one_with_args::<bool>(
+            "SELECT NOT EXISTS (SELECT 1 FROM dedup.collection_tables WHERE collection_id = $1)",
+            &[coll_id.into()],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or(false);
+        if created && unused {
+            crate::pg::catalog::drop_collection(&coll);
+        }
+        key_type
+    })
+}
+
+/// `dedup.set_time_window`'s change of the registration (NULL: no window).
+#[pg_extern(volatile, parallel_unsafe)]
+pub fn _set_time_window(tbl: pg_sys::Oid, time_window: Option<Interval>) {
+    require_owner(tbl);
+    let name = table_name(tbl);
+    as_owner(|| {
+        let published_at = Spi::connect(|c| {
+            let t = c
+                .select(
+                    "SELECT published_at_column::text FROM dedup.enabled_tables WHERE tbl = $1::oid::regclass",
+                    Some(1),
+                    &[tbl.into()],
+                )
+                .unwrap_or_else(|e| spi_err(e));
+            t.into_iter()
+                .next()
+                .map(|r| r.get::<String>(1).ok().flatten())
+        });
+        let Some(published_at) = published_at else {
+            raise(DedupError::NotEnabled {
+                msg: format!("table {name} is not enabled for deduplication"),
+                hint: None,
+            })
+        };
+        let q = qualified_literal(tbl);
+        Spi::connect_mut(|c| {
+            c.update(
+                "SELECT dedup._validate_window($1::name, $2)",
+                None,
+                &[published_at.into(), time_window.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+            // By name (see `_unregister_table`).
+            let sql = format!(
+                "UPDATE dedup.enabled_tables e SET time_window = $1 WHERE dedup._qualified(e.tbl) = {q}"
+            );
+            c.update(sql.as_str(), None, &[time_window.into()])
+                .unwrap_or_else(|e| spi_err(e));
+        });
+    })
+}
