@@ -162,8 +162,8 @@ BEGIN
         FOR part IN SELECT * FROM dedup._partition_triggers(e.tbl) LOOP
             CONTINUE WHEN (SELECT relkind FROM pg_catalog.pg_class WHERE oid = part) <> 'r';
             PERFORM dedup._count_partition(e.tbl, part, 1);
-            EXECUTE format('UPDATE %s SET dedup_doc = NULL WHERE dedup_doc IS NULL AND dedup_verdict IS NULL '
-                           'AND %I IS NOT NULL', part, e.body_column);
+            -- As the partition's owner (src/pg/attach.rs).
+            PERFORM dedup._recheck_partition(part, e.body_column);
         END LOOP;
     END LOOP;
 END $$;
@@ -832,3 +832,5 @@ GRANT SELECT ON dedup.enabled_tables, dedup.collections, dedup.collection_tables
 -- the owner's rights): only the SECURITY DEFINER triggers that call them may.
 REVOKE EXECUTE ON FUNCTION dedup._forget(oid, dedup.document) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION dedup._count_partition(oid, oid, integer) FROM PUBLIC;
+-- Nor may PUBLIC have rows of a partition it does not own re-checked as its owner.
+REVOKE EXECUTE ON FUNCTION dedup._recheck_partition(oid, text) FROM PUBLIC;

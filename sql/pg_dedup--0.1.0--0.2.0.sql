@@ -157,6 +157,14 @@ VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_set_time_window_wrapper';
 
+CREATE  FUNCTION "_recheck_partition"(
+	"part" oid, /* pg_sys :: Oid */
+	"body_column" TEXT /* & str */
+) RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_recheck_partition_wrapper';
+
 CREATE  FUNCTION "_leaves_searched"() RETURNS bigint /* i64 */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
@@ -297,8 +305,8 @@ BEGIN
         FOR part IN SELECT * FROM dedup._partition_triggers(e.tbl) LOOP
             CONTINUE WHEN (SELECT relkind FROM pg_catalog.pg_class WHERE oid = part) <> 'r';
             PERFORM dedup._count_partition(e.tbl, part, 1);
-            EXECUTE format('UPDATE %s SET dedup_doc = NULL WHERE dedup_doc IS NULL AND dedup_verdict IS NULL '
-                           'AND %I IS NOT NULL', part, e.body_column);
+            -- As the partition's owner (src/pg/attach.rs).
+            PERFORM dedup._recheck_partition(part, e.body_column);
         END LOOP;
     END LOOP;
 END $$;
@@ -932,6 +940,8 @@ GRANT SELECT ON dedup.enabled_tables, dedup.collections, dedup.collection_tables
 -- the owner's rights): only the SECURITY DEFINER triggers that call them may.
 REVOKE EXECUTE ON FUNCTION dedup._forget(oid, dedup.document) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION dedup._count_partition(oid, oid, integer) FROM PUBLIC;
+-- Nor may PUBLIC have rows of a partition it does not own re-checked as its owner.
+REVOKE EXECUTE ON FUNCTION dedup._recheck_partition(oid, text) FROM PUBLIC;
 
 -- 0.2.0 changes the defaults of new collections (topwords signatures of 16 words,
 -- 4 shared keys, BM25 k1 = 2.0: see README, "Candidate filter"). Collections that

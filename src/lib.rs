@@ -105,6 +105,7 @@ pgrx::extension_sql_file!(
         _row_stored,
         _forget,
         _count_partition,
+        _recheck_partition,
         _validate_enable,
         _is_duplicate,
         _find_original,

@@ -125,3 +125,27 @@ pub unsafe extern "C-unwind" fn dedup_partition_dropping(
         pg_sys::Datum::from(0usize)
     }
 }
+
+/// Has the trigger check the rows a partition brought along that hold no document
+/// (an `UPDATE` of `dedup_doc`, which the trigger replaces by the text's own), as
+/// the partition's owner: the event trigger that calls it runs as the extension's
+/// owner, and the partition's own triggers fire too (see
+/// `privilege::as_table_owner`). Not executable by PUBLIC. Returns the rows updated.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn _recheck_partition(part: pg_sys::Oid, body_column: &str) -> i64 {
+    let name = Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[part.into()])
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let sql = format!(
+        "UPDATE {name} SET dedup_doc = NULL WHERE dedup_doc IS NULL AND dedup_verdict IS NULL AND {} IS NOT NULL",
+        pgrx::spi::quote_identifier(body_column)
+    );
+    crate::pg::privilege::as_table_owner(part, || {
+        Spi::connect_mut(|c| {
+            c.update(sql.as_str(), None, &[])
+                .unwrap_or_else(|e| spi_err(e))
+                .len() as i64
+        })
+    })
+}

@@ -162,7 +162,7 @@ pub fn enabled_table(tbl: pg_sys::Oid) -> Option<Rc<TableConfig>> {
 
 /// Reads the row of `dedup.enabled_tables` of `tbl`, or of the partitioned table
 /// `tbl` is a partition of, and its collection; None when neither is enabled.
-fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
+pub(crate) fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
     // The two columns 0.2.0 added are read through the row's jsonb, so that the new
     // library still reads a 0.1.0 catalog until ALTER EXTENSION UPDATE runs.
     type Row = (
@@ -239,6 +239,7 @@ fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
         _ => Action::Mark,
     };
     let window = window.map(|secs| (secs * 1e6).round() as i64);
+    require_builtin_types(root, &tname, &key, columns.published_at.as_deref());
     let column_types = Spi::connect(|c| {
         let t = cache::select(
             c,
@@ -284,6 +285,50 @@ fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
         scan,
         column_types,
     })
+}
+
+/// Raises 0A000 unless the key columns, the time column and `duplicate_of` are of
+/// built-in types, enums, or a composite of those. The extension reads and casts
+/// them with its owner's rights (a key as text back to its type, a time to
+/// timestamptz): a domain's CHECK or a cast the table's owner wrote would run with
+/// them. Checked whenever the configuration is read, so a column's type changed
+/// after `enable` is caught too.
+fn require_builtin_types(tbl: pg_sys::Oid, tname: &str, key: &Key, time: Option<&str>) {
+    let mut cols: Vec<String> = key.columns.clone();
+    cols.extend(time.map(str::to_owned));
+    cols.push("duplicate_of".into());
+    let bad = Spi::connect(|c| {
+        let t = cache::select(
+            c,
+            "SELECT a.attname::pg_catalog.text, pg_catalog.format_type(a.atttypid, a.atttypmod) \
+             FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid \
+             WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped \
+               AND a.attname::pg_catalog.text = ANY($2) \
+               AND NOT (a.atttypid < 16384 OR t.typtype = 'e' \
+                        OR (t.typtype = 'c' AND NOT EXISTS ( \
+                              SELECT 1 FROM pg_catalog.pg_attribute m JOIN pg_catalog.pg_type mt ON mt.oid = m.atttypid \
+                              WHERE m.attrelid = t.typrelid AND m.attnum > 0 AND NOT m.attisdropped \
+                                AND NOT (m.atttypid < 16384 OR mt.typtype = 'e')))) \
+             ORDER BY a.attnum LIMIT 1",
+            Some(1),
+            &[tbl.into(), cols.into()],
+        );
+        t.into_iter().next().map(|r| {
+            (
+                r.get::<String>(1).ok().flatten().unwrap_or_default(),
+                r.get::<String>(2).ok().flatten().unwrap_or_default(),
+            )
+        })
+    });
+    if let Some((col, typ)) = bad {
+        raise(DedupError::FeatureNotSupported {
+            msg: format!("column \"{col}\" of table {tname} is of type {typ}, which pg_dedup does not read"),
+            hint: Some(
+                "the key columns, the time column and duplicate_of must be of built-in types or enums: a domain's checks or a cast of the table owner's would run with the extension owner's rights"
+                    .into(),
+            ),
+        });
+    }
 }
 
 /// What a direct candidate lookup reads (see `pg::scan`): each leaf's signature

@@ -219,3 +219,44 @@ pub fn reading_collection<R>(collection: &str, what: &str, f: impl FnOnce() -> R
         as_owner(f)
     }
 }
+
+/// The role that owns `rel`.
+pub fn rel_owner(rel: pg_sys::Oid) -> pg_sys::Oid {
+    pgrx::Spi::get_one_with_args::<pg_sys::Oid>(
+        "SELECT relowner FROM pg_catalog.pg_class WHERE oid = $1",
+        &[rel.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(pg_sys::InvalidOid)
+}
+
+/// Runs `f` as the owner of `rel`, as a restricted operation with `search_path =
+/// pg_catalog, pg_temp`, as PostgreSQL runs its maintenance of a table (VACUUM,
+/// ANALYZE, REINDEX): a change the extension makes to a table's rows from a
+/// privileged context (a SECURITY DEFINER trigger, [`as_owner`]) fires the table's
+/// own triggers with its owner's rights, not the extension owner's. No switch when
+/// the current user owns the table already.
+pub fn as_table_owner<R>(rel: pg_sys::Oid, f: impl FnOnce() -> R) -> R {
+    let owner = rel_owner(rel);
+    if owner == caller() || owner == pg_sys::InvalidOid {
+        return f();
+    }
+    let mut saved_user = pg_sys::InvalidOid;
+    let mut saved_ctx: i32 = 0;
+    // SAFETY: saves and switches the current user, as PostgreSQL's maintenance
+    // commands do for a table's owner.
+    unsafe {
+        pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_ctx);
+        pg_sys::SetUserIdAndSecContext(
+            owner,
+            saved_ctx
+                | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32
+                | pg_sys::SECURITY_RESTRICTED_OPERATION as i32,
+        );
+    }
+    let r = crate::pg::guc_scope::with_settings(&[(c"search_path", c"pg_catalog, pg_temp")], f);
+    // SAFETY: puts back the user saved above.
+    unsafe { pg_sys::SetUserIdAndSecContext(saved_user, saved_ctx) };
+    r
+}

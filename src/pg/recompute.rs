@@ -4,7 +4,7 @@
 use crate::chunks::tid_chunks;
 use crate::error::DedupError;
 use crate::pg::collections::{load, Collection};
-use crate::pg::privilege::as_owner;
+use crate::pg::privilege::{self, as_owner};
 use crate::pg::registration;
 use crate::pg::spi_err;
 use crate::pg::stats::forget_own_changes;
@@ -292,9 +292,26 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
     let sql = format!(
         "UPDATE {tname} t SET {qsig} = s.sig FROM _dedup_signatures s WHERE t.ctid = s.row_id"
     );
+    // As the table's owner (its triggers fire), who reads the signatures this
+    // role computed.
+    let owner = privilege::rel_owner(tbl);
+    if owner != privilege::caller() {
+        let grant = Spi::get_one_with_args::<String>(
+            "SELECT format('GRANT SELECT ON pg_temp._dedup_signatures TO %s', $1::regrole)",
+            &[owner.into()],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+        Spi::run(&grant).unwrap_or_else(|e| spi_err(e));
+    }
+    privilege::as_table_owner(tbl, || {
+        Spi::connect_mut(|c| {
+            c.update(sql.as_str(), None, &[])
+                .unwrap_or_else(|e| spi_err(e));
+        })
+    });
     Spi::connect_mut(|c| {
-        c.update(sql.as_str(), None, &[])
-            .unwrap_or_else(|e| spi_err(e));
         c.update("DROP TABLE _dedup_signatures", None, &[])
             .unwrap_or_else(|e| spi_err(e));
     });

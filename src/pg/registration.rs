@@ -132,7 +132,7 @@ pub fn _register_table(
         if created {
             crate::pg::catalog::create_default_collection(collection);
         }
-        Spi::connect_mut(|c| {
+        let id = Spi::connect_mut(|c| {
             let t = c
                 .update(
                     "WITH e AS (INSERT INTO dedup.enabled_tables (tbl, collection_id, created_collection, body_column, \
@@ -164,7 +164,11 @@ pub fn _register_table(
                 )
                 .unwrap_or_else(|e| spi_err(e));
             crate::pg::stored(t.first().get::<i32>(1), "the enabled table's collection")
-        })
+        });
+        // What the trigger will read, read now: a column type it refuses fails
+        // enable, not the first insert.
+        crate::pg::ingest::read_table_config(tbl);
+        id
     })
 }
 

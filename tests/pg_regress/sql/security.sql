@@ -158,6 +158,35 @@ SELECT err($$SELECT dedup.recompute('sec_mark')$$);
 SELECT err($$SELECT dedup._register_table('sec_mark'::regclass::oid, 'x', 'body', NULL, NULL, NULL, NULL, 'mark', NULL, 'id', NULL, NULL)$$);
 SELECT err($$SELECT dedup._set_time_window('sec_mark'::regclass::oid, NULL)$$);
 SELECT err($$SELECT dedup._unregister_table('sec_mark'::regclass::oid)$$);
+-- A key of a domain type is refused: its CHECK would run with the extension
+-- owner's rights when the extension reads keys back (also after a type change).
+-- Rows the extension rewrites from a privileged context (a TRUNCATE's recompute
+-- of the collection's other tables) fire the table's own triggers as its owner.
+CREATE FUNCTION regress_spy(text) RETURNS boolean LANGUAGE sql AS $$ SELECT current_user = 'regress_dedup_owner' $$;
+CREATE DOMAIN regress_key AS text CHECK (regress_spy(VALUE));
+CREATE TABLE sec_domain (id regress_key PRIMARY KEY, body text);
+SELECT err($$SELECT dedup.enable('sec_domain', 'body')$$);
+CREATE TABLE sec_owned2 (id text PRIMARY KEY, body text);
+SELECT dedup.enable('sec_owned2', 'body', collection => 'sec_owned');
+CREATE TABLE sec_seen (who text);
+CREATE FUNCTION regress_seen() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO public.sec_seen VALUES (current_user); RETURN NEW; END $$;
+CREATE TRIGGER regress_seen BEFORE UPDATE ON sec_owned2 FOR EACH ROW EXECUTE FUNCTION regress_seen();
+INSERT INTO sec_owned2 VALUES ('x', 'Совсем другой текст о погоде в Москве на выходных.');
+ALTER TABLE sec_owned2 ALTER COLUMN id TYPE regress_key;
+SELECT err($$INSERT INTO sec_owned2 VALUES ('y', 'Ещё один текст.')$$);
+ALTER TABLE sec_owned2 ALTER COLUMN id TYPE text;
+RESET ROLE;
+SET client_min_messages = warning;
+TRUNCATE sec_owned;
+RESET client_min_messages;
+SELECT who FROM sec_seen;
+SET ROLE regress_dedup_owner;
+SELECT dedup.disable('sec_owned2');
+DROP TABLE sec_owned2, sec_domain, sec_seen;
+DROP FUNCTION regress_seen();
+DROP DOMAIN regress_key;
+DROP FUNCTION regress_spy(text);
 SELECT dedup.disable('sec_owned');
 SELECT count(*) AS collections_left FROM dedup.collections WHERE name = 'sec_owned';
 DROP TABLE sec_owned;
