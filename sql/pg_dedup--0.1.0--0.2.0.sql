@@ -205,6 +205,12 @@ CREATE OR REPLACE FUNCTION dedup._delete_trigger() RETURNS trigger
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 LANGUAGE plpgsql AS $$
 BEGIN
+    -- Only as dedup.enable installs it: a column of another type would be cast to
+    -- dedup.document by a cast its owner wrote, with this function's rights.
+    IF pg_catalog.pg_typeof(OLD.dedup_doc) <> 'dedup.document'::pg_catalog.regtype THEN
+        RAISE EXCEPTION 'dedup._delete_trigger fired on a table whose dedup_doc is not a dedup.document'
+            USING ERRCODE = 'trigger_protocol_violated', HINT = 'let dedup.enable install it';
+    END IF;
     IF OLD.dedup_doc IS NOT NULL THEN
         PERFORM dedup._forget(TG_RELID, OLD.dedup_doc);
     END IF;

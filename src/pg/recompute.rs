@@ -47,6 +47,29 @@ pub fn quoted_doc_column(tbl: pg_sys::Oid, col: &str) -> (String, String) {
     }
 }
 
+/// Drops this session's temporary table `name` if there is one: a recompute
+/// makes its own, fresh, never using one of that name the caller made (whose
+/// triggers would fire from a privileged context, the TRUNCATE trigger's).
+fn drop_temp(c: &mut pgrx::spi::SpiClient<'_>, name: &str) {
+    let qualified = format!("pg_temp.{name}");
+    let exists = c
+        .select(
+            "SELECT pg_catalog.to_regclass($1) IS NOT NULL",
+            Some(1),
+            &[qualified.as_str().into()],
+        )
+        .unwrap_or_else(|e| spi_err(e))
+        .first()
+        .get::<bool>(1)
+        .ok()
+        .flatten()
+        .unwrap_or(false);
+    if exists {
+        c.update(format!("DROP TABLE {qualified}").as_str(), None, &[])
+            .unwrap_or_else(|e| spi_err(e));
+    }
+}
+
 /// Number of progress steps (a NOTICE each, about every 10 %).
 const STEPS: i64 = 10;
 
@@ -68,6 +91,7 @@ pub fn _recompute(
     // extension's owner (src/pg/registration.rs).
     if let Some(tbl) = tbl {
         registration::require_owner(tbl);
+        registration::require_table(tbl);
     }
     registration::require_collection_owner(collection);
     let coll = as_owner(|| load(collection));
@@ -154,14 +178,15 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
         return 0;
     }
     Spi::connect_mut(|c| {
+        // A fresh table of the extension's own, never one of that name the
+        // caller made (its triggers would fire from a privileged context).
+        drop_temp(c, "_dedup_recompute");
         c.update(
-            "CREATE TEMP TABLE IF NOT EXISTS _dedup_recompute (term text, df int8, cf int8) ON COMMIT DROP",
+            "CREATE TEMP TABLE _dedup_recompute (term text, df int8, cf int8) ON COMMIT DROP",
             None,
             &[],
         )
         .unwrap_or_else(|e| spi_err(e));
-        c.update("TRUNCATE _dedup_recompute", None, &[])
-            .unwrap_or_else(|e| spi_err(e));
     });
     let (mut n_docs, mut total_len) = (0i64, 0i64);
     for (oid, col, _, steps) in &tables {
@@ -186,7 +211,7 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
             pgrx::check_for_interrupts!();
             let sql = format!(
                 "WITH a AS (SELECT dedup.term_stats_agg({qcol}) AS s FROM {tname} WHERE {range}), \
-                 ins AS (INSERT INTO _dedup_recompute SELECT e.key, (e.value->>0)::int8, (e.value->>1)::int8 \
+                 ins AS (INSERT INTO pg_temp._dedup_recompute SELECT e.key, (e.value->>0)::int8, (e.value->>1)::int8 \
                          FROM a, jsonb_each(a.s->'terms') e) \
                  SELECT coalesce((s->>'n_docs')::int8, 0), coalesce((s->>'total_len')::int8, 0) FROM a"
             );
@@ -217,7 +242,7 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
                 // Pending documents of committed transactions are in the tables just read.
                 "DELETE FROM dedup.term_stats_pending WHERE collection_id = $1",
                 "INSERT INTO dedup.term_stats (collection_id, term, df, cf) \
-             SELECT $1, term, sum(df), sum(cf) FROM _dedup_recompute GROUP BY term",
+             SELECT $1, term, sum(df), sum(cf) FROM pg_temp._dedup_recompute GROUP BY term",
             ] {
                 c.update(sql, None, &[coll.id.into()])
                     .unwrap_or_else(|e| spi_err(e));
@@ -232,7 +257,7 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
         })
     });
     Spi::connect_mut(|c| {
-        c.update("DROP TABLE _dedup_recompute", None, &[])
+        c.update("DROP TABLE pg_temp._dedup_recompute", None, &[])
             .unwrap_or_else(|e| spi_err(e));
     });
     for (oid, col, sig, steps) in &tables {
@@ -261,21 +286,21 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
     .flatten()
     .unwrap_or(0);
     Spi::connect_mut(|c| {
+        // A fresh table of the extension's own (see `recompute_collection`).
+        drop_temp(c, "_dedup_signatures");
         c.update(
-            "CREATE TEMP TABLE IF NOT EXISTS _dedup_signatures (row_id tid, sig dedup.signature) ON COMMIT DROP",
+            "CREATE TEMP TABLE _dedup_signatures (row_id tid, sig dedup.signature) ON COMMIT DROP",
             None,
             &[],
         )
         .unwrap_or_else(|e| spi_err(e));
-        c.update("TRUNCATE _dedup_signatures", None, &[])
-            .unwrap_or_else(|e| spi_err(e));
     });
     let mut done = 0i64;
     for chunk in tid_chunks(pages, steps) {
         pgrx::check_for_interrupts!();
         let range = chunk.ctid_range();
         let sql = format!(
-            "INSERT INTO _dedup_signatures SELECT ctid, dedup.signature({qdoc}, $1) FROM {tname} \
+            "INSERT INTO pg_temp._dedup_signatures SELECT ctid, dedup.signature({qdoc}, $1) FROM {tname} \
              WHERE {range} AND {qdoc} IS NOT NULL"
         );
         let n = Spi::connect_mut(|c| {
@@ -290,7 +315,7 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
         ));
     }
     let sql = format!(
-        "UPDATE {tname} t SET {qsig} = s.sig FROM _dedup_signatures s WHERE t.ctid = s.row_id"
+        "UPDATE {tname} t SET {qsig} = s.sig FROM pg_temp._dedup_signatures s WHERE t.ctid = s.row_id"
     );
     // As the table's owner (its triggers fire), who reads the signatures this
     // role computed.
@@ -312,7 +337,7 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
         })
     });
     Spi::connect_mut(|c| {
-        c.update("DROP TABLE _dedup_signatures", None, &[])
+        c.update("DROP TABLE pg_temp._dedup_signatures", None, &[])
             .unwrap_or_else(|e| spi_err(e));
     });
 }
@@ -349,26 +374,27 @@ fn refresh_distributed(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_c
         .collect::<Vec<_>>()
         .join(" AND ");
     let n = Spi::connect_mut(|c| {
+        drop_temp(c, "_dedup_signatures");
         for sql in [
             format!(
                 "CREATE TEMP TABLE _dedup_signatures ON COMMIT DROP AS \
                  SELECT {cols}, {qdoc} AS doc, NULL::dedup.signature AS sig FROM {tname} WHERE {qdoc} IS NOT NULL"
             ),
-            "UPDATE _dedup_signatures SET sig = dedup.signature(doc, $1)".into(),
+            "UPDATE pg_temp._dedup_signatures SET sig = dedup.signature(doc, $1)".into(),
         ] {
             c.update(sql.as_str(), None, &[coll.name.as_str().into()])
                 .unwrap_or_else(|e| spi_err(e));
         }
         let n = c
             .update(
-                format!("UPDATE {tname} t SET {qsig} = s.sig FROM _dedup_signatures s WHERE {on}")
+                format!("UPDATE {tname} t SET {qsig} = s.sig FROM pg_temp._dedup_signatures s WHERE {on}")
                     .as_str(),
                 None,
                 &[],
             )
             .unwrap_or_else(|e| spi_err(e))
             .len() as i64;
-        c.update("DROP TABLE _dedup_signatures", None, &[])
+        c.update("DROP TABLE pg_temp._dedup_signatures", None, &[])
             .unwrap_or_else(|e| spi_err(e));
         n
     });

@@ -99,6 +99,99 @@ pub fn require_collection_owner(collection: &str) {
     }
 }
 
+/// Raises 22023 unless `tbl` is a table or a partitioned table (a view's functions
+/// would run with the rights of whoever reads it: here, the extension's owner).
+pub fn require_table(tbl: pg_sys::Oid) {
+    let kind = as_owner(|| {
+        Spi::get_one_with_args::<String>(
+            "SELECT relkind::text FROM pg_catalog.pg_class WHERE oid = $1",
+            &[tbl.into()],
+        )
+        .ok()
+        .flatten()
+    });
+    if !matches!(kind.as_deref(), Some("r" | "p")) {
+        raise(DedupError::InvalidParameter {
+            msg: format!("{} is not a table", table_name(tbl)),
+            hint: Some("enable a table or a partitioned table".into()),
+        });
+    }
+}
+
+/// Raises 42703 unless `col` is a column of `tbl`.
+fn require_column(tbl: pg_sys::Oid, col: &str) {
+    let found = as_owner(|| {
+        Spi::get_one_with_args::<bool>(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = $1 \
+                            AND attname::text = $2 AND attnum > 0 AND NOT attisdropped)",
+            &[tbl.into(), col.into()],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or(false)
+    });
+    if !found {
+        raise(DedupError::UndefinedColumn {
+            msg: format!(
+                "column \"{col}\" of relation {} does not exist",
+                table_name(tbl)
+            ),
+            hint: None,
+        });
+    }
+}
+
+/// What `enable` registers must be what it made, whoever calls: a table; its
+/// primary key's first column; no key type for a key of one column, else the
+/// composite `<table>_dedup_key` beside the table, of the key's columns, owned by
+/// a role whose rights the caller has (`disable` and `DROP TABLE` drop it); a
+/// known action.
+fn require_registration(
+    tbl: pg_sys::Oid,
+    key_column: &str,
+    key_type: Option<pg_sys::Oid>,
+    action: &str,
+) {
+    require_table(tbl);
+    if !matches!(action, "mark" | "skip" | "error") {
+        raise(DedupError::InvalidParameter {
+            msg: format!("unknown action \"{action}\""),
+            hint: Some("action is 'mark', 'skip' or 'error'".into()),
+        });
+    }
+    // With a pinned search_path (as the extension's owner), so that no operator of
+    // the caller's takes part in the check.
+    let role = caller();
+    let ok = as_owner(|| {
+        Spi::get_one_with_args::<bool>(
+        "SELECT k.names[1]::text = $2 AND CASE \
+           WHEN $3::oid IS NULL THEN pg_catalog.array_length(k.names, 1) = 1 \
+           ELSE pg_catalog.array_length(k.names, 1) > 1 AND EXISTS ( \
+             SELECT 1 FROM pg_catalog.pg_type y JOIN pg_catalog.pg_class r ON r.oid = $1 \
+             WHERE y.oid = $3 AND y.typtype = 'c' AND y.typnamespace = r.relnamespace \
+               AND y.typname = r.relname || '_dedup_key' AND pg_catalog.pg_has_role($4, y.typowner, 'USAGE') \
+               AND (SELECT pg_catalog.array_agg(a.attname::text || ' ' || pg_catalog.format_type(a.atttypid, a.atttypmod) ORDER BY a.attnum) \
+                    FROM pg_catalog.pg_attribute a WHERE a.attrelid = y.typrelid AND a.attnum > 0 AND NOT a.attisdropped) \
+                 = (SELECT pg_catalog.array_agg(n || ' ' || t ORDER BY i) FROM ROWS FROM (pg_catalog.unnest(k.names), pg_catalog.unnest(k.types)) WITH ORDINALITY AS u(n, t, i))) \
+           END \
+         FROM dedup._key_columns($1::oid::regclass) k",
+        &[tbl.into(), key_column.into(), key_type.into(), role.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(false)
+    });
+    if !ok {
+        raise(DedupError::InvalidParameter {
+            msg: format!(
+                "the key of table {} is not what dedup.enable registers",
+                table_name(tbl)
+            ),
+            hint: Some("call dedup.enable".into()),
+        });
+    }
+}
+
 /// `dedup.enable`'s registration of `tbl`: creates the collection when there is
 /// none of that name (with default options) and records the table's columns and
 /// settings. Returns the collection's id. The caller must own `tbl` and every
@@ -121,6 +214,13 @@ pub fn _register_table(
 ) -> i32 {
     require_owner(tbl);
     require_collection_owner(collection);
+    require_registration(tbl, key_column, key_type, action);
+    for col in [Some(body), title, published_at, source, model_column]
+        .into_iter()
+        .flatten()
+    {
+        require_column(tbl, col);
+    }
     as_owner(|| {
         let exists = Spi::get_one_with_args::<i32>(
             "SELECT id FROM dedup.collections WHERE name = $1",

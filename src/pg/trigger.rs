@@ -607,17 +607,26 @@ fn reject(
     };
     // SAFETY: `datum` is a composite of type `rowtype`.
     let row = unsafe { pgrx::datum::DatumWithOid::new(datum, rowtype) };
+    // SAFETY: the trigger's relation, open while it fires.
+    let rel = unsafe { (*data.tg_relation).rd_id };
+    // As the table's owner: to_jsonb calls a cast to json its owner may have
+    // written for a column's type (see `privilege::as_table_owner`).
+    let row_json = privilege::as_table_owner(rel, || {
+        Spi::get_one_with_args::<String>("SELECT pg_catalog.to_jsonb($1)::pg_catalog.text", &[row])
+    })
+    .ok()
+    .flatten();
     Spi::connect_mut(|c| {
         crate::pg::cache::update(
             c,
             // The table by name: on Citus this runs on a worker, whose OID for it
             // is its own (see `pg::citus`).
             "INSERT INTO dedup.rejected (tbl, row_data, original_key, verdict, score) \
-             VALUES ($1::pg_catalog.regclass, to_jsonb($2), $3, $4, $5)",
+             VALUES ($1::pg_catalog.regclass, $2::pg_catalog.jsonb, $3, $4, $5)",
             None,
             &[
                 cfg.tname.as_str().into(),
-                row,
+                row_json.into(),
                 original.into(),
                 checked.verdict.into(),
                 checked.score.into(),

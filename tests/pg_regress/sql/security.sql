@@ -181,6 +181,35 @@ SET client_min_messages = warning;
 TRUNCATE sec_owned;
 RESET client_min_messages;
 SELECT who FROM sec_seen;
+-- What enable registers cannot be forged through the internal functions: no view
+-- (its functions would run as the extension's owner), no key type but the one
+-- enable makes; a temporary table of the recompute's name is replaced, not used
+-- (its triggers would fire from the TRUNCATE trigger); the delete trigger refuses
+-- a dedup_doc of another type (a cast of the owner's would run with its rights).
+SET ROLE regress_dedup_owner;
+CREATE VIEW sec_view AS SELECT * FROM sec_owned2;
+SELECT err($$SELECT dedup._register_table('sec_view'::regclass::oid, 'sec_view', 'body', NULL, NULL, NULL, NULL, 'mark', NULL, 'id', NULL, NULL)$$);
+SELECT err($$SELECT dedup._recompute('sec_owned', 'sec_view'::regclass::oid, 'dedup_doc')$$);
+CREATE TABLE sec_plain (id text PRIMARY KEY, body text);
+SELECT err($$SELECT dedup._register_table('sec_plain'::regclass::oid, 'sec_plain', 'body', NULL, NULL, NULL, NULL, 'mark', NULL, 'id', 'regress_key'::regtype::oid, NULL)$$);
+SELECT err($$SELECT dedup._register_table('sec_plain'::regclass::oid, 'sec_plain', 'nosuch', NULL, NULL, NULL, NULL, 'mark', NULL, 'id', NULL, NULL)$$);
+CREATE FUNCTION regress_seen_temp() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO public.sec_seen VALUES ('temp table trigger: ' || current_user); RETURN NEW; END $$;
+CREATE TEMP TABLE _dedup_recompute (term text, df int8, cf int8);
+CREATE TRIGGER regress_seen_temp BEFORE INSERT ON _dedup_recompute FOR EACH ROW EXECUTE FUNCTION regress_seen_temp();
+RESET ROLE;
+SET client_min_messages = warning;
+TRUNCATE sec_owned;
+RESET client_min_messages;
+SELECT count(*) AS temp_table_triggers_fired FROM sec_seen WHERE who LIKE 'temp table trigger%';
+SET ROLE regress_dedup_owner;
+CREATE TABLE sec_fake (dedup_doc int);
+INSERT INTO sec_fake VALUES (1);
+CREATE TRIGGER sec_fake AFTER DELETE ON sec_fake FOR EACH ROW EXECUTE FUNCTION dedup._delete_trigger();
+SELECT err($$DELETE FROM sec_fake$$);
+DROP VIEW sec_view;
+DROP TABLE sec_plain, sec_fake;
+DROP FUNCTION regress_seen_temp();
 SET ROLE regress_dedup_owner;
 SELECT dedup.disable('sec_owned2');
 DROP TABLE sec_owned2, sec_domain, sec_seen;
