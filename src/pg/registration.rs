@@ -232,38 +232,51 @@ pub fn _register_table(
         if created {
             crate::pg::catalog::create_default_collection(collection);
         }
-        let id = Spi::connect_mut(|c| {
-            let t = c
-                .update(
-                    "WITH e AS (INSERT INTO dedup.enabled_tables (tbl, collection_id, created_collection, body_column, \
-                                title_column, published_at_column, source_column, model, action, model_column, \
-                                key_column, key_type, time_window) \
-                       SELECT $1::oid::regclass, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::oid::regtype, $13 \
-                       FROM dedup.collections c WHERE c.name = $2 RETURNING collection_id) \
-                     INSERT INTO dedup.collection_tables (collection_id, tbl, doc_column, sig_column) \
-                     SELECT e.collection_id, $1::oid::regclass, 'dedup_doc', 'dedup_sig' FROM e \
-                     ON CONFLICT ON CONSTRAINT collection_tables_pkey \
-                     DO UPDATE SET doc_column = 'dedup_doc', sig_column = 'dedup_sig' \
-                     RETURNING collection_id",
-                    None,
-                    &[
-                        tbl.into(),
-                        collection.into(),
-                        created.into(),
-                        body.into(),
-                        title.into(),
-                        published_at.into(),
-                        source.into(),
-                        model.into(),
-                        action.into(),
-                        model_column.into(),
-                        key_column.into(),
-                        key_type.into(),
-                        time_window.into(),
-                    ],
-                )
-                .unwrap_or_else(|e| spi_err(e));
-            crate::pg::stored(t.first().get::<i32>(1), "the enabled table's collection")
+        let id = crate::pg::stored(
+            Spi::get_one_with_args::<i32>(
+                "SELECT id FROM dedup.collections WHERE name = $1",
+                &[collection.into()],
+            ),
+            "the enabled table's collection",
+        );
+        // The table by its qualified name (search_path is pinned here), in two
+        // plain statements: Citus, whose reference tables these become, resolves a
+        // name on each node, and plans neither an OID nor a data-modifying CTE.
+        let qname = table_name(tbl);
+        Spi::connect_mut(|c| {
+            c.update(
+                "INSERT INTO dedup.enabled_tables (tbl, collection_id, created_collection, body_column, \
+                        title_column, published_at_column, source_column, model, action, model_column, \
+                        key_column, key_type, time_window) \
+                 VALUES ($1::pg_catalog.regclass, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
+                         $12::pg_catalog.oid::pg_catalog.regtype, $13)",
+                None,
+                &[
+                    qname.as_str().into(),
+                    id.into(),
+                    created.into(),
+                    body.into(),
+                    title.into(),
+                    published_at.into(),
+                    source.into(),
+                    model.into(),
+                    action.into(),
+                    model_column.into(),
+                    key_column.into(),
+                    key_type.into(),
+                    time_window.into(),
+                ],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+            c.update(
+                "INSERT INTO dedup.collection_tables (collection_id, tbl, doc_column, sig_column) \
+                 VALUES ($1, $2::pg_catalog.regclass, 'dedup_doc', 'dedup_sig') \
+                 ON CONFLICT ON CONSTRAINT collection_tables_pkey \
+                 DO UPDATE SET doc_column = 'dedup_doc', sig_column = 'dedup_sig'",
+                None,
+                &[id.into(), qname.as_str().into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
         });
         // What the trigger will read, read now: a column type it refuses fails
         // enable, not the first insert.
