@@ -54,15 +54,19 @@ pub fn caller() -> pg_sys::Oid {
 /// no temporary objects), with `search_path = pg_catalog, pg_temp`; both are put
 /// back afterwards, and by the (sub)transaction abort when `f` raises.
 pub fn as_owner<R>(f: impl FnOnce() -> R) -> R {
-    let owner = owner();
+    run_as(owner(), f)
+}
+
+/// Runs `f` as `role`, as [`as_owner`] and [`as_table_owner`] describe.
+fn run_as<R>(role: pg_sys::Oid, f: impl FnOnce() -> R) -> R {
     let mut saved_user = pg_sys::InvalidOid;
     let mut saved_ctx: i32 = 0;
     // SAFETY: saves and switches the current user, as fmgr does for a SECURITY
-    // DEFINER function.
+    // DEFINER function and PostgreSQL's maintenance commands for a table's owner.
     unsafe {
         pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_ctx);
         pg_sys::SetUserIdAndSecContext(
-            owner,
+            role,
             saved_ctx
                 | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32
                 | pg_sys::SECURITY_RESTRICTED_OPERATION as i32,
@@ -157,6 +161,23 @@ fn reads_configuration(role: pg_sys::Oid) -> bool {
     .unwrap_or(false)
 }
 
+/// The tables a collection reads (that still exist), or None when there is no
+/// such collection. Read as the extension's owner.
+pub fn collection_tables(collection: &str) -> Option<Vec<pg_sys::Oid>> {
+    as_owner(|| {
+        pgrx::Spi::get_one_with_args::<Vec<i64>>(
+            "SELECT ARRAY(SELECT ct.tbl::oid::int8 FROM dedup.collection_tables ct \
+                          WHERE ct.collection_id = c.id \
+                            AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = ct.tbl)) \
+             FROM dedup.collections c WHERE c.name = $1",
+            &[collection.into()],
+        )
+        .ok()
+        .flatten()
+    })
+    .map(|v| v.into_iter().map(|o| pg_sys::Oid::from(o as u32)).collect())
+}
+
 /// Raises 42501 unless the caller may read a collection's statistics: every table
 /// the collection reads is one it may read whole ([`may_read`]: its statistics are
 /// derived from their rows), or it has the configuration rights (a collection that
@@ -173,22 +194,9 @@ pub fn require_collection_read(collection: &str, what: &str) {
     if known {
         return;
     }
-    let tables: Option<Vec<i64>> = as_owner(|| {
-        pgrx::Spi::get_one_with_args::<Vec<i64>>(
-            "SELECT ARRAY(SELECT ct.tbl::oid::int8 FROM dedup.collection_tables ct \
-                          WHERE ct.collection_id = c.id \
-                            AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = ct.tbl)) \
-             FROM dedup.collections c WHERE c.name = $1",
-            &[collection.into()],
-        )
-        .ok()
-        .flatten()
-    });
-    let allowed = match &tables {
+    let allowed = match &collection_tables(collection) {
         None => true,
-        Some(t) if !t.is_empty() => t
-            .iter()
-            .all(|&rel| may_read(pg_sys::Oid::from(rel as u32), role)),
+        Some(t) if !t.is_empty() => t.iter().all(|&rel| may_read(rel, role)),
         Some(_) => false,
     } || reads_configuration(role);
     if !allowed {
@@ -242,21 +250,5 @@ pub fn as_table_owner<R>(rel: pg_sys::Oid, f: impl FnOnce() -> R) -> R {
     if owner == caller() || owner == pg_sys::InvalidOid {
         return f();
     }
-    let mut saved_user = pg_sys::InvalidOid;
-    let mut saved_ctx: i32 = 0;
-    // SAFETY: saves and switches the current user, as PostgreSQL's maintenance
-    // commands do for a table's owner.
-    unsafe {
-        pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_ctx);
-        pg_sys::SetUserIdAndSecContext(
-            owner,
-            saved_ctx
-                | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32
-                | pg_sys::SECURITY_RESTRICTED_OPERATION as i32,
-        );
-    }
-    let r = crate::pg::guc_scope::with_settings(&[(c"search_path", c"pg_catalog, pg_temp")], f);
-    // SAFETY: puts back the user saved above.
-    unsafe { pg_sys::SetUserIdAndSecContext(saved_user, saved_ctx) };
-    r
+    run_as(owner, f)
 }

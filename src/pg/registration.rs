@@ -42,23 +42,6 @@ pub fn require_owner(tbl: pg_sys::Oid) {
     }
 }
 
-/// The tables a collection reads (that still exist), or None when there is no
-/// such collection. Read as the extension's owner.
-fn collection_tables(collection: &str) -> Option<Vec<pg_sys::Oid>> {
-    as_owner(|| {
-        Spi::get_one_with_args::<Vec<i64>>(
-            "SELECT ARRAY(SELECT ct.tbl::oid::int8 FROM dedup.collection_tables ct \
-                          WHERE ct.collection_id = c.id \
-                            AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = ct.tbl)) \
-             FROM dedup.collections c WHERE c.name = $1",
-            &[collection.into()],
-        )
-        .ok()
-        .flatten()
-    })
-    .map(|v| v.into_iter().map(|o| pg_sys::Oid::from(o as u32)).collect())
-}
-
 /// Whether the caller has the configuration rights (README, Security): it may
 /// change any collection's statistics itself.
 fn writes_configuration() -> bool {
@@ -76,7 +59,7 @@ fn writes_configuration() -> bool {
 /// writers run work on behalf of the new one), or, for a collection that reads no
 /// table, has the configuration rights. An unknown collection passes.
 pub fn require_collection_owner(collection: &str) {
-    let Some(tables) = collection_tables(collection) else {
+    let Some(tables) = privilege::collection_tables(collection) else {
         return;
     };
     let role = caller();
