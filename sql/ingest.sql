@@ -800,7 +800,10 @@ BEGIN
     RETURN n;
 END $$;
 
-CREATE VIEW dedup.status AS
+-- Every role may look; it sees the collections whose tables it may read (or all,
+-- with the configuration rights). security_barrier: the filter runs before any
+-- function of the caller's sees a row.
+CREATE VIEW dedup.status WITH (security_barrier) AS
 SELECT c.name AS collection,
        s.n_docs + (SELECT coalesce(sum(p.n_docs), 0) FROM dedup.term_stats_pending p
                    WHERE p.collection_id = c.id)::bigint AS documents,
@@ -809,7 +812,8 @@ SELECT c.name AS collection,
         WHERE e.collection_id = c.id) AS rejected,
        s.last_recompute,
        dedup.staleness(c.name) AS staleness
-FROM dedup.collections c JOIN dedup.collection_stats s ON s.collection_id = c.id;
+FROM dedup.collections c JOIN dedup.collection_stats s ON s.collection_id = c.id
+WHERE dedup._may_read_collection(c.name);
 COMMENT ON VIEW dedup.status IS 'Per collection: documents, duplicates, rejected rows, last recompute and staleness';
 
 COMMENT ON FUNCTION dedup.set_collection_options(text, jsonb) IS
@@ -834,6 +838,7 @@ REVOKE ALL ON ALL SEQUENCES IN SCHEMA dedup FROM PUBLIC;
 -- pg_catalog's. Table owners' dedup.enable, disable and recompute read it; the
 -- statistics, models, sources and rejected rows stay private.
 GRANT SELECT ON dedup.enabled_tables, dedup.collections, dedup.collection_tables TO PUBLIC;
+GRANT SELECT ON dedup.status TO PUBLIC;
 -- Two internal functions change a collection's statistics (written at commit with
 -- the owner's rights): only the SECURITY DEFINER triggers that call them may.
 REVOKE EXECUTE ON FUNCTION dedup._forget(oid, dedup.document) FROM PUBLIC;

@@ -165,6 +165,28 @@ STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_recheck_partition_wrapper';
 
+CREATE  FUNCTION "_may_read_collection"(
+	"collection" TEXT /* & str */
+) RETURNS bool /* bool */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_may_read_collection_wrapper';
+
+-- Every role may look; it sees the collections whose tables it may read (or all,
+-- with the configuration rights). security_barrier: the filter runs before any
+-- function of the caller's sees a row.
+CREATE OR REPLACE VIEW dedup.status WITH (security_barrier) AS
+SELECT c.name AS collection,
+       s.n_docs + (SELECT coalesce(sum(p.n_docs), 0) FROM dedup.term_stats_pending p
+                   WHERE p.collection_id = c.id)::bigint AS documents,
+       dedup._duplicates(c.id) AS duplicates,
+       (SELECT count(*) FROM dedup.rejected r JOIN dedup.enabled_tables e ON e.tbl = r.tbl
+        WHERE e.collection_id = c.id) AS rejected,
+       s.last_recompute,
+       dedup.staleness(c.name) AS staleness
+FROM dedup.collections c JOIN dedup.collection_stats s ON s.collection_id = c.id
+WHERE dedup._may_read_collection(c.name);
+
 CREATE  FUNCTION "_leaves_searched"() RETURNS bigint /* i64 */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
@@ -942,6 +964,7 @@ REVOKE ALL ON ALL SEQUENCES IN SCHEMA dedup FROM PUBLIC;
 -- pg_catalog's. Table owners' dedup.enable, disable and recompute read it; the
 -- statistics, models, sources and rejected rows stay private.
 GRANT SELECT ON dedup.enabled_tables, dedup.collections, dedup.collection_tables TO PUBLIC;
+GRANT SELECT ON dedup.status TO PUBLIC;
 -- Two internal functions change a collection's statistics (written at commit with
 -- the owner's rights): only the SECURITY DEFINER triggers that call them may.
 REVOKE EXECUTE ON FUNCTION dedup._forget(oid, dedup.document) FROM PUBLIC;

@@ -106,6 +106,7 @@ pgrx::extension_sql_file!(
         _forget,
         _count_partition,
         _recheck_partition,
+        _may_read_collection,
         _validate_enable,
         _is_duplicate,
         _find_original,

@@ -178,12 +178,12 @@ pub fn collection_tables(collection: &str) -> Option<Vec<pg_sys::Oid>> {
     .map(|v| v.into_iter().map(|o| pg_sys::Oid::from(o as u32)).collect())
 }
 
-/// Raises 42501 unless the caller may read a collection's statistics: every table
-/// the collection reads is one it may read whole ([`may_read`]: its statistics are
+/// Whether the caller may read a collection's statistics: every table the
+/// collection reads is one it may read whole ([`may_read`]: its statistics are
 /// derived from their rows), or it has the configuration rights (a collection that
 /// reads no table holds only what `add_document` gave it). An unknown collection
-/// passes: its lookup raises 42704 next. The answer is kept for the statement.
-pub fn require_collection_read(collection: &str, what: &str) {
+/// is readable: its lookup raises 42704 next. A yes is kept for the statement.
+pub fn may_read_collection(collection: &str) -> bool {
     let role = caller();
     let stamp = statement_stamp();
     let known = MAY_READ_COLLECTION.with(|c| {
@@ -192,14 +192,34 @@ pub fn require_collection_read(collection: &str, what: &str) {
             .any(|(n, r, s)| n == collection && *r == role && *s == stamp)
     });
     if known {
-        return;
+        return true;
     }
     let allowed = match &collection_tables(collection) {
         None => true,
         Some(t) if !t.is_empty() => t.iter().all(|&rel| may_read(rel, role)),
         Some(_) => false,
     } || reads_configuration(role);
-    if !allowed {
+    if allowed {
+        MAY_READ_COLLECTION.with(|c| {
+            let mut c = c.borrow_mut();
+            c.retain(|(_, _, s)| *s == stamp);
+            c.push((collection.to_owned(), role, stamp));
+        });
+    }
+    allowed
+}
+
+/// `dedup.status` lists the collections the caller may read
+/// ([`may_read_collection`]).
+#[pgrx::pg_extern(stable, strict, parallel_safe)]
+fn _may_read_collection(collection: &str) -> bool {
+    may_read_collection(collection)
+}
+
+/// Raises 42501 unless the caller may read a collection's statistics
+/// ([`may_read_collection`]).
+pub fn require_collection_read(collection: &str, what: &str) {
+    if !may_read_collection(collection) {
         raise(DedupError::InsufficientPrivilege {
             msg: format!("permission denied for collection \"{collection}\""),
             hint: Some(format!(
@@ -207,11 +227,6 @@ pub fn require_collection_read(collection: &str, what: &str) {
             )),
         });
     }
-    MAY_READ_COLLECTION.with(|c| {
-        let mut c = c.borrow_mut();
-        c.retain(|(_, _, s)| *s == stamp);
-        c.push((collection.to_owned(), role, stamp));
-    });
 }
 
 /// Runs a reading function's body (one that reads a collection's statistics, not

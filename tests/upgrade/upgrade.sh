@@ -59,6 +59,7 @@ FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid LEFT JOIN pg_attrdef d
 WHERE (c.relnamespace = 'dedup'::regnamespace OR c.relname = 'upnews') AND a.attnum > 0 AND NOT a.attisdropped
 UNION ALL
 SELECT 'relation ' || c.relname || ' ' || c.relkind::text || ' ' || coalesce(c.relacl::text, '') || ' ' || coalesce(obj_description(c.oid, 'pg_class'), '')
+       || ' ' || coalesce(c.reloptions::text, '') || ' ' || CASE WHEN c.relkind = 'v' THEN md5(pg_get_viewdef(c.oid)) ELSE '' END
 FROM pg_class c WHERE c.relnamespace = 'dedup'::regnamespace
 UNION ALL
 SELECT 'trigger ' || pg_get_triggerdef(t.oid) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
