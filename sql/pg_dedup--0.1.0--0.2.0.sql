@@ -187,6 +187,28 @@ SELECT c.name AS collection,
 FROM dedup.collections c JOIN dedup.collection_stats s ON s.collection_id = c.id
 WHERE dedup._may_read_collection(c.name);
 
+CREATE  FUNCTION "_marked_rows"(
+	"tbl" oid /* pg_sys :: Oid */
+) RETURNS bigint /* i64 */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_marked_rows_wrapper';
+
+-- dedup.status counts each table's marked rows as the table's owner.
+CREATE OR REPLACE FUNCTION dedup._duplicates(collection_id int) RETURNS bigint
+STABLE STRICT PARALLEL SAFE LANGUAGE plpgsql AS $$
+DECLARE
+    t regclass;
+    n bigint := 0;
+BEGIN
+    FOR t IN SELECT e.tbl FROM dedup.enabled_tables e WHERE e.collection_id = _duplicates.collection_id
+             AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = e.tbl) LOOP
+        -- As the table's owner (src/pg/analyst.rs).
+        n := n + dedup._marked_rows(t::oid);
+    END LOOP;
+    RETURN n;
+END $$;
+
 CREATE  FUNCTION "_leaves_searched"() RETURNS bigint /* i64 */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */

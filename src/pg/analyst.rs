@@ -116,7 +116,10 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
                 .zip(need.iter().copied())
                 .collect();
             Spi::connect(|c| {
-                let t = crate::pg::cache::select(c, &fetch, None, &[names.clone().into()]);
+                // As the table's owner (see `privilege::as_table_owner`).
+                let t = privilege::as_table_owner(cfg.tbl, || {
+                    crate::pg::cache::select(c, &fetch, None, &[names.clone().into()])
+                });
                 for r in t {
                     let (Some(k), Some(d)) = (
                         r.get::<String>(1).ok().flatten(),
@@ -246,8 +249,11 @@ fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u
         ids.insert(k, i);
         i
     };
-    Spi::connect_mut(|c| {
-        let old = c
+    // As the table's owner: planning a query on the table runs what its owner put
+    // there (see `privilege::as_table_owner`).
+    privilege::as_table_owner(cfg.tbl, || {
+        Spi::connect_mut(|c| {
+            let old = c
             .update("SELECT current_setting('enable_seqscan'), set_config('enable_seqscan', 'off', true)", None, &[])
             .unwrap_or_else(|e| spi_err(e))
             .first()
@@ -255,32 +261,33 @@ fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u
             .ok()
             .flatten()
             .unwrap_or_else(|| "on".into());
-        let mut cur = c.open_cursor(sql.as_str(), &[]);
-        loop {
-            pgrx::check_for_interrupts!();
-            let batch = cur.fetch(10_000).unwrap_or_else(|e| spi_err(e));
-            if batch.is_empty() {
-                break;
+            let mut cur = c.open_cursor(sql.as_str(), &[]);
+            loop {
+                pgrx::check_for_interrupts!();
+                let batch = cur.fetch(10_000).unwrap_or_else(|e| spi_err(e));
+                if batch.is_empty() {
+                    break;
+                }
+                for r in batch {
+                    let (Some(ka), Some(kb)) = (
+                        r.get::<String>(1).ok().flatten(),
+                        r.get::<String>(2).ok().flatten(),
+                    ) else {
+                        continue;
+                    };
+                    let a = id(ka, &mut keys);
+                    let b = id(kb, &mut keys);
+                    edges.push((a, b));
+                }
             }
-            for r in batch {
-                let (Some(ka), Some(kb)) = (
-                    r.get::<String>(1).ok().flatten(),
-                    r.get::<String>(2).ok().flatten(),
-                ) else {
-                    continue;
-                };
-                let a = id(ka, &mut keys);
-                let b = id(kb, &mut keys);
-                edges.push((a, b));
-            }
-        }
-        drop(cur);
-        c.update(
-            "SELECT set_config('enable_seqscan', $1, true)",
-            None,
-            &[old.as_str().into()],
-        )
-        .unwrap_or_else(|e| spi_err(e));
+            drop(cur);
+            c.update(
+                "SELECT set_config('enable_seqscan', $1, true)",
+                None,
+                &[old.as_str().into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        })
     });
     (keys, edges)
 }
@@ -478,4 +485,29 @@ pub fn _matrix_quality(
     let q = crate::metrics::matrix_quality_checked(&edges, &mut crate::pg::interrupts())
         .unwrap_or_else(|e| crate::pg::raise(e));
     TableIterator::once((q.pairs, q.symmetry, q.transitivity))
+}
+
+/// The rows of an enabled table marked as duplicates, for `dedup.status`: counted
+/// as the table's owner (planning a query on the table runs what its owner put
+/// there, see `privilege::as_table_owner`), for a caller that may read the whole
+/// table or has the configuration rights; others get 42501.
+#[pg_extern(stable, strict, parallel_safe)]
+fn _marked_rows(tbl: pg_sys::Oid) -> i64 {
+    let role = privilege::caller();
+    if !privilege::may_read(tbl, role) && !privilege::reads_configuration(role) {
+        privilege::require_read(tbl, "dedup.status");
+    }
+    let name = Spi::get_one_with_args::<String>(
+        "SELECT pg_catalog.format('%I.%I', n.nspname, c.relname) FROM pg_catalog.pg_class c \
+         JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1",
+        &[tbl.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_default();
+    let sql = format!("SELECT count(*) FROM {name} WHERE duplicate_of IS NOT NULL");
+    privilege::as_table_owner(tbl, || Spi::get_one::<i64>(&sql))
+        .ok()
+        .flatten()
+        .unwrap_or(0)
 }

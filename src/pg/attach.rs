@@ -22,27 +22,31 @@ fn _count_partition(tbl: pg_sys::Oid, part: pg_sys::Oid, sign: i32) -> i64 {
         .unwrap_or_default();
     let sql = format!("SELECT dedup_doc FROM {name} WHERE dedup_doc IS NOT NULL");
     let mut n = 0i64;
-    Spi::connect_mut(|c| {
-        let mut cur = c.open_cursor(sql.as_str(), &[]);
-        loop {
-            pgrx::check_for_interrupts!();
-            let batch = cur.fetch(1000).unwrap_or_else(|e| spi_err(e));
-            if batch.is_empty() {
-                break;
-            }
-            for r in batch {
-                let Some(d) = r.get::<DocumentDatum>(1).ok().flatten() else {
-                    continue;
-                };
-                let doc = d.decode();
-                if sign < 0 {
-                    stats::remove(cfg.coll.id, &doc, None);
-                } else {
-                    stats::add(cfg.coll.id, &doc, None);
+    // Read as the partition's owner: planning a query on it runs what its owner
+    // put there (see `privilege::as_table_owner`).
+    crate::pg::privilege::as_table_owner(part, || {
+        Spi::connect_mut(|c| {
+            let mut cur = c.open_cursor(sql.as_str(), &[]);
+            loop {
+                pgrx::check_for_interrupts!();
+                let batch = cur.fetch(1000).unwrap_or_else(|e| spi_err(e));
+                if batch.is_empty() {
+                    break;
                 }
-                n += 1;
+                for r in batch {
+                    let Some(d) = r.get::<DocumentDatum>(1).ok().flatten() else {
+                        continue;
+                    };
+                    let doc = d.decode();
+                    if sign < 0 {
+                        stats::remove(cfg.coll.id, &doc, None);
+                    } else {
+                        stats::add(cfg.coll.id, &doc, None);
+                    }
+                    n += 1;
+                }
             }
-        }
+        })
     });
     n
 }

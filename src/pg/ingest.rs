@@ -617,13 +617,18 @@ fn find_candidates(
             (c"dedup.min_shared_keys", keys.as_c_str()),
             (c"dedup.similarity_threshold", threshold.as_c_str()),
         ];
-        let t = crate::pg::guc_scope::with_settings(&settings, || {
-            crate::pg::citus::nested(|| {
-                if new_snapshot {
-                    cache::select_new_snapshot(c, sql.as_str(), None, &args)
-                } else {
-                    cache::select(c, sql.as_str(), None, &args)
-                }
+        // As the table's owner: planning a query on the table runs what its owner
+        // put there (an index expression's immutable functions), which must not
+        // run with the extension owner's rights (`privilege::as_table_owner`).
+        let t = privilege::as_table_owner(cfg.tbl, || {
+            crate::pg::guc_scope::with_settings(&settings, || {
+                crate::pg::citus::nested(|| {
+                    if new_snapshot {
+                        cache::select_new_snapshot(c, sql.as_str(), None, &args)
+                    } else {
+                        cache::select(c, sql.as_str(), None, &args)
+                    }
+                })
             })
         });
         // The documents stay in SPI memory, and are read, while the rows are alive.
@@ -836,15 +841,18 @@ fn row_exists(cfg: &TableConfig, key: &str, new_snapshot: bool) -> bool {
             eq = cfg.key.equal("r", "k")
         ),
     };
-    crate::pg::citus::nested(|| {
-        Spi::connect_mut(|c| {
-            let args = [key.into()];
-            let rows = if new_snapshot {
-                cache::select_new_snapshot(c, &sql, Some(1), &args)
-            } else {
-                cache::select(c, &sql, Some(1), &args)
-            };
-            !rows.is_empty()
+    // As the table's owner (see `find_candidates`).
+    privilege::as_table_owner(cfg.tbl, || {
+        crate::pg::citus::nested(|| {
+            Spi::connect_mut(|c| {
+                let args = [key.into()];
+                let rows = if new_snapshot {
+                    cache::select_new_snapshot(c, &sql, Some(1), &args)
+                } else {
+                    cache::select(c, &sql, Some(1), &args)
+                };
+                !rows.is_empty()
+            })
         })
     })
 }

@@ -73,8 +73,10 @@ fn walk(tbl: pg_sys::Oid, span: Span, time_column: Option<&str>, out: &mut Vec<L
         let rel = pg_sys::relation_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
         let desc = pg_sys::RelationGetPartitionDesc(rel, true);
         let mut children = Vec::new();
-        if !desc.is_null() {
-            let n = (*desc).nparts.max(0) as usize;
+        // A partitioned table without partitions has no arrays at all (NULL, which
+        // a slice may not start at even when empty).
+        if !desc.is_null() && (*desc).nparts > 0 {
+            let n = (*desc).nparts as usize;
             let oids = std::slice::from_raw_parts((*desc).oids, n);
             let is_leaf = std::slice::from_raw_parts((*desc).is_leaf, n);
             let spans = match key_type {
@@ -122,7 +124,11 @@ unsafe fn bound_spans(info: pg_sys::PartitionBoundInfo, typ: pg_sys::Oid, n: usi
             });
         }
         let ni = (*info).nindexes.max(0) as usize;
-        let indexes = std::slice::from_raw_parts((*info).indexes, ni);
+        let indexes: &[i32] = if ni == 0 || (*info).indexes.is_null() {
+            &[]
+        } else {
+            std::slice::from_raw_parts((*info).indexes, ni)
+        };
         let default = usize::try_from((*info).default_index).ok();
         range_spans(&bounds, indexes, default, n)
     }

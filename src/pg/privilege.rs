@@ -151,7 +151,7 @@ fn statement_stamp() -> Stamp {
 
 /// Whether `role` has the configuration rights (README, Security): SELECT on the
 /// term statistics, which hold the words of every collection.
-fn reads_configuration(role: pg_sys::Oid) -> bool {
+pub fn reads_configuration(role: pg_sys::Oid) -> bool {
     pgrx::Spi::get_one_with_args::<bool>(
         "SELECT pg_catalog.has_table_privilege($1, 'dedup.term_stats', 'SELECT')",
         &[role.into()],
@@ -184,6 +184,9 @@ pub fn collection_tables(collection: &str) -> Option<Vec<pg_sys::Oid>> {
 /// reads no table holds only what `add_document` gave it). An unknown collection
 /// is readable: its lookup raises 42704 next. A yes is kept for the statement.
 pub fn may_read_collection(collection: &str) -> bool {
+    if GRANTED.with(|g| g.borrow().iter().any(|c| c == collection)) {
+        return true;
+    }
     let role = caller();
     let stamp = statement_stamp();
     let known = MAY_READ_COLLECTION.with(|c| {
@@ -207,6 +210,29 @@ pub fn may_read_collection(collection: &str) -> bool {
         });
     }
     allowed
+}
+
+thread_local! {
+    /// Collections the extension itself lets whoever runs read, for a moment (see
+    /// [`granting_collection_read`]).
+    static GRANTED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with `collection` readable by whoever runs: a recompute signs a
+/// table's rows as that table's owner ([`as_table_owner`]), who may not read the
+/// other tables of a shared collection. Withdrawn when `f` returns or raises.
+pub fn granting_collection_read<R>(collection: &str, f: impl FnOnce() -> R) -> R {
+    struct Withdraw;
+    impl Drop for Withdraw {
+        fn drop(&mut self) {
+            GRANTED.with(|g| {
+                g.borrow_mut().pop();
+            });
+        }
+    }
+    GRANTED.with(|g| g.borrow_mut().push(collection.to_owned()));
+    let _withdraw = Withdraw;
+    f()
 }
 
 /// `dedup.status` lists the collections the caller may read

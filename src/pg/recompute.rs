@@ -70,6 +70,24 @@ fn drop_temp(c: &mut pgrx::spi::SpiClient<'_>, name: &str) {
     }
 }
 
+/// Grants `privs` on this session's temporary table `name` to the owner of `tbl`,
+/// when that is another role: the table is read (or written) as its owner (see
+/// `privilege::as_table_owner`), into or from this role's temporary table.
+fn grant_temp(name: &str, privs: &str, tbl: pg_sys::Oid) {
+    let owner = privilege::rel_owner(tbl);
+    if owner == privilege::caller() || owner == pg_sys::InvalidOid {
+        return;
+    }
+    let grant = Spi::get_one_with_args::<String>(
+        "SELECT format('GRANT %s ON pg_temp.%I TO %s', $1, $2, $3::regrole)",
+        &[privs.into(), name.into(), owner.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_default();
+    Spi::run(&grant).unwrap_or_else(|e| spi_err(e));
+}
+
 /// Number of progress steps (a NOTICE each, about every 10 %).
 const STEPS: i64 = 10;
 
@@ -91,7 +109,7 @@ pub fn _recompute(
     // extension's owner (src/pg/registration.rs).
     if let Some(tbl) = tbl {
         registration::require_owner(tbl);
-        registration::require_table(tbl);
+        registration::require_table(tbl, true);
     }
     registration::require_collection_owner(collection);
     let coll = as_owner(|| load(collection));
@@ -207,6 +225,9 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
                 .map(|c| (c.ctid_range(), c.pct))
                 .collect()
         };
+        // Each table is read as its owner (see `privilege::as_table_owner`), who
+        // writes into this role's temporary table.
+        grant_temp("_dedup_recompute", "INSERT", *oid);
         for (range, pct) in ranges {
             pgrx::check_for_interrupts!();
             let sql = format!(
@@ -215,15 +236,17 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
                          FROM a, jsonb_each(a.s->'terms') e) \
                  SELECT coalesce((s->>'n_docs')::int8, 0), coalesce((s->>'total_len')::int8, 0) FROM a"
             );
-            let (n, l) = Spi::connect_mut(|c| {
-                let t = c
-                    .update(sql.as_str(), None, &[])
-                    .unwrap_or_else(|e| spi_err(e));
-                let r = t.first();
-                (
-                    stored(r.get::<i64>(1), "a recompute chunk's documents"),
-                    stored(r.get::<i64>(2), "a recompute chunk's length"),
-                )
+            let (n, l) = privilege::as_table_owner(*oid, || {
+                Spi::connect_mut(|c| {
+                    let t = c
+                        .update(sql.as_str(), None, &[])
+                        .unwrap_or_else(|e| spi_err(e));
+                    let r = t.first();
+                    (
+                        stored(r.get::<i64>(1), "a recompute chunk's documents"),
+                        stored(r.get::<i64>(2), "a recompute chunk's length"),
+                    )
+                })
             });
             n_docs += n;
             total_len += l;
@@ -295,6 +318,10 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
         )
         .unwrap_or_else(|e| spi_err(e));
     });
+    // Read, signed and written back as the table's owner (see
+    // `privilege::as_table_owner`), who may sign with the collection's statistics
+    // for the moment and uses this role's temporary table.
+    grant_temp("_dedup_signatures", "SELECT, INSERT", tbl);
     let mut done = 0i64;
     for chunk in tid_chunks(pages, steps) {
         pgrx::check_for_interrupts!();
@@ -303,10 +330,14 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
             "INSERT INTO pg_temp._dedup_signatures SELECT ctid, dedup.signature({qdoc}, $1) FROM {tname} \
              WHERE {range} AND {qdoc} IS NOT NULL"
         );
-        let n = Spi::connect_mut(|c| {
-            c.update(sql.as_str(), None, &[coll.name.as_str().into()])
-                .unwrap_or_else(|e| spi_err(e))
-                .len() as i64
+        let n = privilege::as_table_owner(tbl, || {
+            privilege::granting_collection_read(&coll.name, || {
+                Spi::connect_mut(|c| {
+                    c.update(sql.as_str(), None, &[coll.name.as_str().into()])
+                        .unwrap_or_else(|e| spi_err(e))
+                        .len() as i64
+                })
+            })
         });
         done += n;
         notice(format!(
@@ -317,19 +348,7 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
     let sql = format!(
         "UPDATE {tname} t SET {qsig} = s.sig FROM pg_temp._dedup_signatures s WHERE t.ctid = s.row_id"
     );
-    // As the table's owner (its triggers fire), who reads the signatures this
-    // role computed.
-    let owner = privilege::rel_owner(tbl);
-    if owner != privilege::caller() {
-        let grant = Spi::get_one_with_args::<String>(
-            "SELECT format('GRANT SELECT ON pg_temp._dedup_signatures TO %s', $1::regrole)",
-            &[owner.into()],
-        )
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-        Spi::run(&grant).unwrap_or_else(|e| spi_err(e));
-    }
+    // As the table's owner: its triggers fire.
     privilege::as_table_owner(tbl, || {
         Spi::connect_mut(|c| {
             c.update(sql.as_str(), None, &[])

@@ -83,20 +83,32 @@ pub fn require_collection_owner(collection: &str) {
 }
 
 /// Raises 22023 unless `tbl` is a table or a partitioned table (a view's functions
-/// would run with the rights of whoever reads it: here, the extension's owner).
-pub fn require_table(tbl: pg_sys::Oid) {
+/// would run with the rights of whoever reads it: here, the extension's owner), and
+/// unless `temporary_too` not a temporary one (an enabled table's registration
+/// would outlive it: a session's end drops it without the event trigger).
+pub fn require_table(tbl: pg_sys::Oid, temporary_too: bool) {
     let kind = as_owner(|| {
         Spi::get_one_with_args::<String>(
-            "SELECT relkind::text FROM pg_catalog.pg_class WHERE oid = $1",
+            "SELECT relkind::text || relpersistence::text FROM pg_catalog.pg_class WHERE oid = $1",
             &[tbl.into()],
         )
         .ok()
         .flatten()
     });
-    if !matches!(kind.as_deref(), Some("r" | "p")) {
+    let ok = match kind.as_deref() {
+        Some("rp" | "pp" | "ru" | "pu") => true,
+        Some("rt" | "pt") => temporary_too,
+        _ => false,
+    };
+    if !ok {
         raise(DedupError::InvalidParameter {
-            msg: format!("{} is not a table", table_name(tbl)),
-            hint: Some("enable a table or a partitioned table".into()),
+            msg: format!(
+                "{} is not a table that outlives the session",
+                table_name(tbl)
+            ),
+            hint: Some(
+                "enable a table or a partitioned table, not a view or a temporary table".into(),
+            ),
         });
     }
 }
@@ -135,7 +147,7 @@ fn require_registration(
     key_type: Option<pg_sys::Oid>,
     action: &str,
 ) {
-    require_table(tbl);
+    require_table(tbl, false);
     if !matches!(action, "mark" | "skip" | "error") {
         raise(DedupError::InvalidParameter {
             msg: format!("unknown action \"{action}\""),

@@ -341,3 +341,9 @@ DROP PROCEDURE run_pmix(int);
 DROP TABLE pnews, flat, hnews, psec, pskip, perror, pmix, pmix_log, stream;
 DROP FUNCTION drop_some(), rnd_text(), story(int), stats_right(regclass);
 DROP ROLE regress_dedup_pwriter;
+
+-- A partitioned table without partitions is enabled (and disabled) like any other.
+CREATE TABLE p_empty (id int PRIMARY KEY, body text) PARTITION BY RANGE (id);
+SELECT dedup.enable('p_empty', 'body');
+SELECT dedup.disable('p_empty');
+DROP TABLE p_empty;

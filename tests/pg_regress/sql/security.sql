@@ -208,6 +208,27 @@ CREATE TABLE sec_fake (dedup_doc int);
 INSERT INTO sec_fake VALUES (1);
 CREATE TRIGGER sec_fake AFTER DELETE ON sec_fake FOR EACH ROW EXECUTE FUNCTION dedup._delete_trigger();
 SELECT err($$DELETE FROM sec_fake$$);
+-- A temporary table is not enabled (its registration would outlive it).
+CREATE TEMP TABLE sec_temp (id int PRIMARY KEY, body text);
+SELECT err($$SELECT dedup.enable('sec_temp', 'body')$$);
+DROP TABLE sec_temp;
+-- Planning a query on a table runs its index expressions' immutable functions:
+-- the extension plans its reads of a table as the table's owner, never as its
+-- own owner (the trigger's lookup without the signature index, pairs, status).
+CREATE FUNCTION regress_log(what text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO public.sec_seen VALUES (what || current_user); RETURN ''; END $$;
+CREATE FUNCTION regress_planned() RETURNS text IMMUTABLE LANGUAGE sql AS $$ SELECT public.regress_log('planned: ') $$;
+DELETE FROM sec_seen;
+DROP INDEX sec_owned2_dedup_sig_idx;
+CREATE INDEX sec_owned2_planned ON sec_owned2 ((id || regress_planned()));
+INSERT INTO sec_owned2 VALUES ('z', 'Совсем другой текст о погоде в Москве на выходных.');
+RESET ROLE;
+SELECT count(*) AS pairs FROM dedup.pairs('sec_owned2');
+SELECT collection, duplicates FROM dedup.status WHERE collection = 'sec_owned';
+SELECT DISTINCT who FROM sec_seen WHERE who LIKE 'planned%' ORDER BY 1;
+SET ROLE regress_dedup_owner;
+DROP INDEX sec_owned2_planned;
+DROP FUNCTION regress_planned(), regress_log(text);
 DROP VIEW sec_view;
 DROP TABLE sec_plain, sec_fake;
 DROP FUNCTION regress_seen_temp();
