@@ -269,15 +269,24 @@ pub fn reading_collection<R>(collection: &str, what: &str, f: impl FnOnce() -> R
     }
 }
 
-/// The role that owns `rel`.
+/// The role that owns `rel` (from the syscache: the trigger's lookups ask it), or
+/// InvalidOid when there is no such relation.
 pub fn rel_owner(rel: pg_sys::Oid) -> pg_sys::Oid {
-    pgrx::Spi::get_one_with_args::<pg_sys::Oid>(
-        "SELECT relowner FROM pg_catalog.pg_class WHERE oid = $1",
-        &[rel.into()],
-    )
-    .ok()
-    .flatten()
-    .unwrap_or(pg_sys::InvalidOid)
+    // SAFETY: a syscache lookup by OID; the tuple, when found, is a pg_class row,
+    // read and released here.
+    unsafe {
+        let tup = pg_sys::SearchSysCache1(
+            pg_sys::SysCacheIdentifier::RELOID as i32,
+            pg_sys::Datum::from(rel),
+        );
+        if tup.is_null() {
+            return pg_sys::InvalidOid;
+        }
+        let form = pg_sys::GETSTRUCT(tup).cast::<pg_sys::FormData_pg_class>();
+        let owner = (*form).relowner;
+        pg_sys::ReleaseSysCache(tup);
+        owner
+    }
 }
 
 /// Runs `f` as the owner of `rel`, as a restricted operation with `search_path =
