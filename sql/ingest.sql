@@ -145,6 +145,20 @@ BEGIN
           AND (r.relkind = 'p' OR r.relispartition)) THEN
         RETURN;
     END IF;
+    -- A tree partitioned by an expression anywhere is refused: building its key
+    -- would run the expression's functions with this function's rights.
+    SELECT x.tbl INTO part FROM dedup.enabled_tables x
+    WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_partition_tree(x.tbl) t
+                  JOIN pg_catalog.pg_partitioned_table p ON p.partrelid = t.relid
+                  WHERE p.partexprs IS NOT NULL)
+    LIMIT 1;
+    IF part IS NOT NULL THEN
+        RAISE EXCEPTION 'a partition of % is partitioned by an expression, which pg_dedup does not read', part
+            USING ERRCODE = 'feature_not_supported', HINT = 'partition by columns';
+    END IF;
+    -- A partition that left: its table's owner must be the enabled table's (as
+    -- ATTACH asks), so that a table of another role's, given the trigger by hand,
+    -- takes no documents out of someone else's statistics.
     FOR part, root IN
         SELECT g.tgrelid, split_part(encode(g.tgargs, 'escape'), '\000', 1)::oid
         FROM pg_catalog.pg_trigger g
@@ -159,7 +173,9 @@ BEGIN
         -- Each table below it has the triggers too: the documents of each are
         -- taken out once, when its turn comes.
         IF EXISTS (SELECT 1 FROM dedup.enabled_tables x WHERE x.tbl::oid = root)
-           AND (SELECT r.relkind FROM pg_catalog.pg_class r WHERE r.oid = part) = 'r' THEN
+           AND (SELECT r.relkind FROM pg_catalog.pg_class r WHERE r.oid = part) = 'r'
+           AND pg_catalog.pg_has_role((SELECT r.relowner FROM pg_catalog.pg_class r WHERE r.oid = part),
+                                      (SELECT r.relowner FROM pg_catalog.pg_class r WHERE r.oid = root), 'USAGE') THEN
             PERFORM dedup._count_partition(root, part, -1);
         END IF;
     END LOOP;

@@ -69,27 +69,34 @@ fn walk(tbl: pg_sys::Oid, span: Span, time_column: Option<&str>, out: &mut Vec<L
     // statement holds at least this one on it for its duration); the partition
     // descriptor lives in the relation's cache entry and is copied out before the
     // relation closes.
-    let children: Vec<(pg_sys::Oid, bool, Span)> = unsafe {
-        let rel = pg_sys::relation_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        let desc = pg_sys::RelationGetPartitionDesc(rel, true);
-        let mut children = Vec::new();
-        // A partitioned table without partitions has no arrays at all (NULL, which
-        // a slice may not start at even when empty).
-        if !desc.is_null() && (*desc).nparts > 0 {
-            let n = (*desc).nparts as usize;
-            let oids = std::slice::from_raw_parts((*desc).oids, n);
-            let is_leaf = std::slice::from_raw_parts((*desc).is_leaf, n);
-            let spans = match key_type {
-                Some(typ) if !(*desc).boundinfo.is_null() => bound_spans((*desc).boundinfo, typ, n),
-                _ => vec![Span::ALL; n],
-            };
-            for i in 0..n {
-                children.push((oids[i], is_leaf[i], span.within(spans[i])));
+    //
+    // As the table's owner: the descriptor's first build simplifies the partition
+    // key's expressions, running their immutable functions as whoever builds it
+    // (see `privilege::as_table_owner`; registration also refuses such keys).
+    let children: Vec<(pg_sys::Oid, bool, Span)> =
+        crate::pg::privilege::as_table_owner(tbl, || unsafe {
+            let rel = pg_sys::relation_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            let desc = pg_sys::RelationGetPartitionDesc(rel, true);
+            let mut children = Vec::new();
+            // A partitioned table without partitions has no arrays at all (NULL, which
+            // a slice may not start at even when empty).
+            if !desc.is_null() && (*desc).nparts > 0 {
+                let n = (*desc).nparts as usize;
+                let oids = std::slice::from_raw_parts((*desc).oids, n);
+                let is_leaf = std::slice::from_raw_parts((*desc).is_leaf, n);
+                let spans = match key_type {
+                    Some(typ) if !(*desc).boundinfo.is_null() => {
+                        bound_spans((*desc).boundinfo, typ, n)
+                    }
+                    _ => vec![Span::ALL; n],
+                };
+                for i in 0..n {
+                    children.push((oids[i], is_leaf[i], span.within(spans[i])));
+                }
             }
-        }
-        pg_sys::relation_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-        children
-    };
+            pg_sys::relation_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            children
+        });
     for (oid, leaf, s) in children {
         if leaf {
             out.push(Leaf { rel: oid, span: s });

@@ -100,6 +100,18 @@ pub fn require_table(tbl: pg_sys::Oid, temporary_too: bool) {
         Some("rt" | "pt") => temporary_too,
         _ => false,
     };
+    if ok && partition_key_expressions(tbl) {
+        raise(DedupError::FeatureNotSupported {
+            msg: format!(
+                "{} is partitioned by an expression, which pg_dedup does not read",
+                table_name(tbl)
+            ),
+            hint: Some(
+                "partition by columns: building the key runs its functions as whoever reads the table first"
+                    .into(),
+            ),
+        });
+    }
     if !ok {
         raise(DedupError::InvalidParameter {
             msg: format!(
@@ -113,26 +125,44 @@ pub fn require_table(tbl: pg_sys::Oid, temporary_too: bool) {
     }
 }
 
-/// Raises 42703 unless `col` is a column of `tbl`.
-fn require_column(tbl: pg_sys::Oid, col: &str) {
-    let found = as_owner(|| {
+/// Whether `tbl`, or a partitioned table under it, is partitioned by an
+/// expression (read from the catalog: building the key would run it).
+pub fn partition_key_expressions(tbl: pg_sys::Oid) -> bool {
+    as_owner(|| {
         Spi::get_one_with_args::<bool>(
-            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = $1 \
-                            AND attname::text = $2 AND attnum > 0 AND NOT attisdropped)",
-            &[tbl.into(), col.into()],
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_partition_tree($1::oid::regclass) t \
+                            JOIN pg_catalog.pg_partitioned_table p ON p.partrelid = t.relid \
+                            WHERE p.partexprs IS NOT NULL)",
+            &[tbl.into()],
         )
         .ok()
         .flatten()
         .unwrap_or(false)
+    })
+}
+
+/// Raises 42703 unless `col` is a column of `tbl`, and 0A000 when it is a
+/// generated one (a BEFORE trigger sees it NULL).
+fn require_column(tbl: pg_sys::Oid, col: &str) {
+    let generated = as_owner(|| {
+        Spi::get_one_with_args::<bool>(
+            "SELECT attgenerated <> '' FROM pg_catalog.pg_attribute WHERE attrelid = $1 \
+                    AND attname::text = $2 AND attnum > 0 AND NOT attisdropped",
+            &[tbl.into(), col.into()],
+        )
+        .ok()
+        .flatten()
     });
-    if !found {
-        raise(DedupError::UndefinedColumn {
-            msg: format!(
-                "column \"{col}\" of relation {} does not exist",
-                table_name(tbl)
-            ),
+    match generated {
+        None => raise(DedupError::UndefinedColumn {
+            msg: format!("column \"{col}\" of relation {} does not exist", table_name(tbl)),
             hint: None,
-        });
+        }),
+        Some(true) => raise(DedupError::FeatureNotSupported {
+            msg: format!("column \"{col}\" of relation {} is a generated column", table_name(tbl)),
+            hint: Some("the trigger runs before PostgreSQL computes it: give dedup.enable a column the rows store".into()),
+        }),
+        Some(false) => {}
     }
 }
 
