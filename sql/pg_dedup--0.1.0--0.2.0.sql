@@ -125,16 +125,16 @@ AS 'MODULE_PATHNAME', '_count_partition_wrapper';
 -- enable, disable and set_time_window write the registration as the extension's
 -- owner once the caller owns the table (src/pg/registration.rs).
 CREATE  FUNCTION "_register_table"(
-	"tbl" oid, /* pg_sys :: Oid */
-	"collection" TEXT, /* & str */
-	"body" TEXT, /* & str */
+	"tbl" oid, /* Option < pg_sys :: Oid > */
+	"collection" TEXT, /* Option < & str > */
+	"body" TEXT, /* Option < & str > */
 	"title" TEXT, /* Option < & str > */
 	"published_at" TEXT, /* Option < & str > */
 	"source" TEXT, /* Option < & str > */
 	"model" TEXT, /* Option < & str > */
-	"action" TEXT, /* & str */
+	"action" TEXT, /* Option < & str > */
 	"model_column" TEXT, /* Option < & str > */
-	"key_column" TEXT, /* & str */
+	"key_column" TEXT, /* Option < & str > */
 	"key_type" oid, /* Option < pg_sys :: Oid > */
 	"time_window" interval /* Option < Interval > */
 ) RETURNS INT /* i32 */
@@ -150,7 +150,7 @@ LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_unregister_table_wrapper';
 
 CREATE  FUNCTION "_set_time_window"(
-	"tbl" oid, /* pg_sys :: Oid */
+	"tbl" oid, /* Option < pg_sys :: Oid > */
 	"time_window" interval /* Option < Interval > */
 ) RETURNS void
 VOLATILE PARALLEL UNSAFE

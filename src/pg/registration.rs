@@ -7,6 +7,7 @@
 
 use crate::error::DedupError;
 use crate::pg::privilege::{self, as_owner, caller};
+use crate::pg::types::required;
 use crate::pg::{raise, spi_err};
 use pgrx::datum::Interval;
 use pgrx::prelude::*;
@@ -224,19 +225,24 @@ fn require_registration(
 #[allow(clippy::too_many_arguments)]
 #[pg_extern(volatile, parallel_unsafe)]
 pub fn _register_table(
-    tbl: pg_sys::Oid,
-    collection: &str,
-    body: &str,
+    tbl: Option<pg_sys::Oid>,
+    collection: Option<&str>,
+    body: Option<&str>,
     title: Option<&str>,
     published_at: Option<&str>,
     source: Option<&str>,
     model: Option<&str>,
-    action: &str,
+    action: Option<&str>,
     model_column: Option<&str>,
-    key_column: &str,
+    key_column: Option<&str>,
     key_type: Option<pg_sys::Oid>,
     time_window: Option<Interval>,
 ) -> i32 {
+    let tbl = required(tbl, "tbl");
+    let collection = required(collection, "collection");
+    let body = required(body, "body");
+    let action = required(action, "action");
+    let key_column = required(key_column, "key_column");
     require_owner(tbl);
     require_collection_owner(collection);
     require_registration(tbl, key_column, key_type, action);
@@ -372,7 +378,8 @@ pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
 
 /// `dedup.set_time_window`'s change of the registration (NULL: no window).
 #[pg_extern(volatile, parallel_unsafe)]
-pub fn _set_time_window(tbl: pg_sys::Oid, time_window: Option<Interval>) {
+pub fn _set_time_window(tbl: Option<pg_sys::Oid>, time_window: Option<Interval>) {
+    let tbl = required(tbl, "tbl");
     require_owner(tbl);
     let name = table_name(tbl);
     as_owner(|| {

@@ -194,6 +194,9 @@ SELECT err($$SELECT dedup._recompute('sec_owned', 'sec_view'::regclass::oid, 'de
 CREATE TABLE sec_plain (id text PRIMARY KEY, body text);
 SELECT err($$SELECT dedup._register_table('sec_plain'::regclass::oid, 'sec_plain', 'body', NULL, NULL, NULL, NULL, 'mark', NULL, 'id', 'regress_key'::regtype::oid, NULL)$$);
 SELECT err($$SELECT dedup._register_table('sec_plain'::regclass::oid, 'sec_plain', 'nosuch', NULL, NULL, NULL, NULL, 'mark', NULL, 'id', NULL, NULL)$$);
+SELECT err($$SELECT dedup._register_table(NULL, 'sec_plain', 'body', NULL, NULL, NULL, NULL, 'mark', NULL, 'id', NULL, NULL)$$);
+SELECT err($$SELECT dedup._set_time_window(NULL, NULL)$$);
+SELECT err($$SELECT dedup._unregister_table(NULL)$$), err($$SELECT dedup._marked_rows(NULL)$$), err($$SELECT dedup._may_read_collection(NULL)$$);
 CREATE FUNCTION regress_seen_temp() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN INSERT INTO public.sec_seen VALUES ('temp table trigger: ' || current_user); RETURN NEW; END $$;
 CREATE TEMP TABLE _dedup_recompute (term text, df int8, cf int8);
