@@ -11,17 +11,6 @@ ALTER TABLE dedup.term_stats_pending ADD COLUMN dfs int8[],
     ADD COLUMN changes bigint NOT NULL DEFAULT 0;
 -- 0.1.0 counted them in collection_stats.pending, which nothing reads any more.
 ALTER TABLE dedup.collection_stats DROP COLUMN pending;
--- dedup.status counts the committed documents still pending.
-CREATE OR REPLACE VIEW dedup.status AS
-SELECT c.name AS collection,
-       s.n_docs + (SELECT coalesce(sum(p.n_docs), 0) FROM dedup.term_stats_pending p
-                   WHERE p.collection_id = c.id)::bigint AS documents,
-       dedup._duplicates(c.id) AS duplicates,
-       (SELECT count(*) FROM dedup.rejected r JOIN dedup.enabled_tables e ON e.tbl = r.tbl
-        WHERE e.collection_id = c.id) AS rejected,
-       s.last_recompute,
-       dedup.staleness(c.name) AS staleness
-FROM dedup.collections c JOIN dedup.collection_stats s ON s.collection_id = c.id;
 COMMENT ON TABLE dedup.term_stats_pending IS
     'Committed statistics changes waiting to be folded into term_stats and collection_stats (dedup.stats_batch); dedup.flush_stats folds them now';
 
