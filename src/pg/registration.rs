@@ -316,6 +316,14 @@ pub fn _register_table(
     })
 }
 
+/// 55000 for a table that is not enabled, named as the caller sees it.
+fn not_enabled(name: &str) -> DedupError {
+    DedupError::NotEnabled {
+        msg: format!("table {name} is not enabled for deduplication"),
+        hint: None,
+    }
+}
+
 /// `dedup.disable`'s part in the catalog: removes `tbl`'s registration, and the
 /// collection `enable` created for it once nothing else reads it. Returns the key
 /// type `enable` created beside the table (a key of several columns), for the
@@ -346,10 +354,7 @@ pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
             })
         });
         let Some((coll_id, created, key_type, coll)) = row else {
-            raise(DedupError::NotEnabled {
-                msg: format!("table {name} is not enabled for deduplication"),
-                hint: None,
-            })
+            raise(not_enabled(&name))
         };
         // By name (see `qualified_literal`).
         let q = qualified_literal(tbl);
@@ -396,10 +401,7 @@ pub fn _set_time_window(tbl: Option<pg_sys::Oid>, time_window: Option<Interval>)
                 .map(|r| r.get::<String>(1).ok().flatten())
         });
         let Some(published_at) = published_at else {
-            raise(DedupError::NotEnabled {
-                msg: format!("table {name} is not enabled for deduplication"),
-                hint: None,
-            })
+            raise(not_enabled(&name))
         };
         let q = qualified_literal(tbl);
         Spi::connect_mut(|c| {
