@@ -11,13 +11,15 @@
 #      with default lock settings (BULK_ROWS rows, default 100000)
 #   6. dump and restore: pg_dump -Fc restored whole and data-only gives the same state
 #   7. upgrade: ALTER EXTENSION UPDATE from 0.1.0 gives a fresh install's catalog and verdicts
-#   8. crashes: kill -9 of a backend mid bulk insert, immediate shutdown mid recompute,
+#   8. hot standby: every reading function answers on a pg_basebackup replica as on
+#      its primary (tests/standby)
+#   9. crashes: kill -9 of a backend mid bulk insert, immediate shutdown mid recompute,
 #      kill -9 of the background fold worker
-#   9. citus: builds Citus 13.2 from ../shared/citus into the PostgreSQL PG_CONFIG names,
+#  10. citus: builds Citus 13.2 from ../shared/citus into the PostgreSQL PG_CONFIG names,
 #      starts a coordinator and two workers (ports PG_DEDUP_CITUS_PORT .. +2, default
 #      the test port + 10), checks a distributed table against one node and a worker
 #      down (tests/citus); skipped with a line saying so when ../shared/citus is absent
-# Usage: scripts/test.sh [lint|unit|regress|citus|all]   (default all; regress is tiers 2 to 8)
+# Usage: scripts/test.sh [lint|unit|regress|citus|all]   (default all; regress is tiers 2 to 9)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -102,6 +104,8 @@ if [[ $what == all || $what == regress ]]; then
   (cd "$WORK" && sudo -u postgres bash "$ROOT/tests/dump/dump_restore.sh" "${conn[@]}" -d postgres 2>&1 | grep -v 'does not exist, skipping')
   echo "== upgrade (tests/upgrade: ALTER EXTENSION UPDATE from the frozen 0.1.0 equals a fresh install)"
   (cd "$WORK" && bash "$ROOT/tests/upgrade/upgrade.sh" "${conn[@]}")
+  echo "== hot standby (tests/standby: reading functions on a replica answer as on the primary)"
+  (cd "$WORK" && bash "$ROOT/tests/standby/standby.sh" "$WORK" "$PORT")
   echo "== crashes (tests/crash: kill -9 during a bulk insert, immediate shutdown during a recompute, kill -9 of the fold worker)"
   (cd "$WORK" && bash "$ROOT/tests/crash/crash.sh" "$WORK/regress" "$PORT")
 fi

@@ -4,6 +4,7 @@
 
 use crate::decide::{self, Member};
 use crate::pg::ingest::{score, table_config, verdict_of};
+use crate::pg::lookup;
 use crate::pg::models::{self, verdict, Authorities, Loaded, WithAuthority};
 use crate::pg::privilege::{self, as_owner};
 use crate::pg::spi_err;
@@ -250,43 +251,31 @@ fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u
         i
     };
     // As the table's owner: planning a query on the table runs what its owner put
-    // there (see `privilege::as_table_owner`).
+    // there (see `privilege::as_table_owner`). The setting is saved and put back as
+    // a function's SET clause does, which a parallel query allows.
     privilege::as_table_owner(cfg.tbl, || {
-        Spi::connect_mut(|c| {
-            let old = c
-            .update("SELECT current_setting('enable_seqscan'), set_config('enable_seqscan', 'off', true)", None, &[])
-            .unwrap_or_else(|e| spi_err(e))
-            .first()
-            .get::<String>(1)
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| "on".into());
-            let mut cur = c.open_cursor(sql.as_str(), &[]);
-            loop {
-                pgrx::check_for_interrupts!();
-                let batch = cur.fetch(10_000).unwrap_or_else(|e| spi_err(e));
-                if batch.is_empty() {
-                    break;
+        crate::pg::guc_scope::with_settings(&[(c"enable_seqscan", c"off")], || {
+            Spi::connect(|c| {
+                let mut cur = c.open_cursor(sql.as_str(), &[]);
+                loop {
+                    pgrx::check_for_interrupts!();
+                    let batch = cur.fetch(10_000).unwrap_or_else(|e| spi_err(e));
+                    if batch.is_empty() {
+                        break;
+                    }
+                    for r in batch {
+                        let (Some(ka), Some(kb)) = (
+                            r.get::<String>(1).ok().flatten(),
+                            r.get::<String>(2).ok().flatten(),
+                        ) else {
+                            continue;
+                        };
+                        let a = id(ka, &mut keys);
+                        let b = id(kb, &mut keys);
+                        edges.push((a, b));
+                    }
                 }
-                for r in batch {
-                    let (Some(ka), Some(kb)) = (
-                        r.get::<String>(1).ok().flatten(),
-                        r.get::<String>(2).ok().flatten(),
-                    ) else {
-                        continue;
-                    };
-                    let a = id(ka, &mut keys);
-                    let b = id(kb, &mut keys);
-                    edges.push((a, b));
-                }
-            }
-            drop(cur);
-            c.update(
-                "SELECT set_config('enable_seqscan', $1, true)",
-                None,
-                &[old.as_str().into()],
-            )
-            .unwrap_or_else(|e| spi_err(e));
+            })
         })
     });
     (keys, edges)
@@ -497,7 +486,7 @@ fn _marked_rows(tbl: pg_sys::Oid) -> i64 {
     if !privilege::may_read(tbl, role) && !privilege::reads_configuration(role) {
         privilege::require_read(tbl, "dedup.status");
     }
-    let name = Spi::get_one_with_args::<String>(
+    let name = lookup::one_with_args::<String>(
         "SELECT pg_catalog.format('%I.%I', n.nspname, c.relname) FROM pg_catalog.pg_class c \
          JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1",
         &[tbl.into()],
@@ -506,7 +495,7 @@ fn _marked_rows(tbl: pg_sys::Oid) -> i64 {
     .flatten()
     .unwrap_or_default();
     let sql = format!("SELECT count(*) FROM {name} WHERE duplicate_of IS NOT NULL");
-    privilege::as_table_owner(tbl, || Spi::get_one::<i64>(&sql))
+    privilege::as_table_owner(tbl, || lookup::one::<i64>(&sql))
         .ok()
         .flatten()
         .unwrap_or(0)

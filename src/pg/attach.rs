@@ -4,6 +4,7 @@
 //! documents the partition holds join or leave the collection statistics.
 
 use crate::pg::ingest;
+use crate::pg::lookup;
 use crate::pg::spi_err;
 use crate::pg::stats;
 use crate::pg::types::DocumentDatum;
@@ -16,7 +17,7 @@ use pgrx::prelude::*;
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn _count_partition(tbl: pg_sys::Oid, part: pg_sys::Oid, sign: i32) -> i64 {
     let cfg = ingest::table_config(tbl);
-    let name = Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[part.into()])
+    let name = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[part.into()])
         .ok()
         .flatten()
         .unwrap_or_default();
@@ -86,7 +87,7 @@ fn dropping(stmt: *mut pg_sys::DropStmt) {
     };
     for rel in rels {
         let root = crate::pg::privilege::as_owner(|| {
-            Spi::get_one_with_args::<pg_sys::Oid>(
+            lookup::one_with_args::<pg_sys::Oid>(
                 "SELECT e.tbl::oid FROM dedup.enabled_tables e \
                  WHERE e.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors($1) a) AND e.tbl <> $1::regclass",
                 &[rel.into()],
@@ -137,7 +138,7 @@ pub unsafe extern "C-unwind" fn dedup_partition_dropping(
 /// `privilege::as_table_owner`). Not executable by PUBLIC. Returns the rows updated.
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn _recheck_partition(part: pg_sys::Oid, body_column: &str) -> i64 {
-    let name = Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[part.into()])
+    let name = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[part.into()])
         .ok()
         .flatten()
         .unwrap_or_default();

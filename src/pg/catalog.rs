@@ -3,6 +3,7 @@
 
 use crate::error::DedupError;
 use crate::pg::collections::load;
+use crate::pg::lookup;
 use crate::pg::spi_err;
 use crate::pg::stats::forget_own_changes;
 use crate::pg::types::JsonArg;
@@ -176,7 +177,7 @@ pub fn create_default_collection(name: &str) {
 #[pg_extern(volatile, strict, parallel_unsafe)]
 pub fn drop_collection(name: &str) {
     let coll = load(name);
-    let users = Spi::get_one_with_args::<String>(
+    let users = lookup::one_with_args::<String>(
         "SELECT string_agg(e.tbl::regclass::text, ', ' ORDER BY e.tbl::regclass::text) \
          FROM dedup.enabled_tables e WHERE e.collection_id = $1",
         &[coll.id.into()],

@@ -12,6 +12,7 @@
 //! around pg_dedup's own work. See docs/scale-out.md.
 
 use crate::pg::cache;
+use crate::pg::lookup;
 use pgrx::prelude::*;
 
 /// Whether the Citus extension is installed in this database (its catalog table
@@ -100,7 +101,7 @@ pub fn is_distributed(tbl: pg_sys::Oid) -> bool {
 /// Whether the table named `name` is a Citus distributed or reference table.
 pub fn is_distributed_name(name: &str) -> bool {
     present()
-        && Spi::get_one_with_args::<pg_sys::Oid>(
+        && lookup::one_with_args::<pg_sys::Oid>(
             "SELECT $1::pg_catalog.regclass::pg_catalog.oid",
             &[name.into()],
         )

@@ -28,6 +28,7 @@
 //! the behaviour of every read before these caches.
 
 use crate::pg::cache::{self, StmtMap};
+use crate::pg::lookup;
 use pgrx::prelude::*;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -200,7 +201,7 @@ fn _config_changed<'a>(
     // backend, is invalidated too.
     if crate::pg::citus::present() {
         let t =
-            Spi::get_one::<pg_sys::Oid>("SELECT 'dedup.enabled_tables'::pg_catalog.regclass::oid")
+            lookup::one::<pg_sys::Oid>("SELECT 'dedup.enabled_tables'::pg_catalog.regclass::oid")
                 .ok()
                 .flatten();
         if let Some(t) = t {

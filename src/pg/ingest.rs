@@ -11,6 +11,7 @@ use crate::pg::cache;
 use crate::pg::collections::{self, Collection};
 use crate::pg::config_cache;
 use crate::pg::keylocks;
+use crate::pg::lookup;
 use crate::pg::models::{self, verdict, Authorities, Loaded, WithAuthority};
 use crate::pg::partitions;
 use crate::pg::privilege::{self, as_owner};
@@ -121,7 +122,7 @@ pub fn table_config(tbl: pg_sys::Oid) -> Rc<TableConfig> {
     match enabled_table(tbl) {
         Some(cfg) => cfg,
         None => {
-            let name = Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
+            let name = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
                 .ok()
                 .flatten();
             raise(DedupError::NotEnabled {
@@ -370,7 +371,7 @@ fn scan_target(
     let time_type: Option<pg_sys::Oid> = match time_column {
         None => None,
         Some(col) => Some(
-            Spi::get_one_with_args::<pg_sys::Oid>(
+            lookup::one_with_args::<pg_sys::Oid>(
                 "SELECT atttypid FROM pg_catalog.pg_attribute WHERE attrelid = $1 AND attname = $2 AND NOT attisdropped",
                 &[tbl.into(), col.into()],
             )

@@ -12,6 +12,7 @@ pub mod document;
 pub mod guc_scope;
 pub mod ingest;
 pub mod keylocks;
+pub mod lookup;
 pub mod models;
 pub mod partitions;
 pub mod privilege;

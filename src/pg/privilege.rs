@@ -12,6 +12,7 @@
 //! rule PostgreSQL applies to a unique violation's DETAIL ([`may_read`]).
 
 use crate::error::DedupError;
+use crate::pg::lookup;
 use crate::pg::raise;
 use pgrx::pg_sys;
 use std::cell::Cell;
@@ -29,7 +30,7 @@ fn owner() -> pg_sys::Oid {
             return o;
         }
     }
-    let o = pgrx::Spi::get_one::<pg_sys::Oid>(
+    let o = lookup::one::<pg_sys::Oid>(
         "SELECT extowner FROM pg_catalog.pg_extension WHERE extname = 'pg_dedup'",
     )
     .ok()
@@ -114,7 +115,7 @@ pub fn require_read(rel: pg_sys::Oid, what: &str) {
     if may_read(rel, caller()) {
         return;
     }
-    let name = pgrx::Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[rel.into()])
+    let name = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[rel.into()])
         .ok()
         .flatten()
         .unwrap_or_default();
@@ -152,7 +153,7 @@ fn statement_stamp() -> Stamp {
 /// Whether `role` has the configuration rights (README, Security): SELECT on the
 /// term statistics, which hold the words of every collection.
 pub fn reads_configuration(role: pg_sys::Oid) -> bool {
-    pgrx::Spi::get_one_with_args::<bool>(
+    lookup::one_with_args::<bool>(
         "SELECT pg_catalog.has_table_privilege($1, 'dedup.term_stats', 'SELECT')",
         &[role.into()],
     )
@@ -165,7 +166,7 @@ pub fn reads_configuration(role: pg_sys::Oid) -> bool {
 /// such collection. Read as the extension's owner.
 pub fn collection_tables(collection: &str) -> Option<Vec<pg_sys::Oid>> {
     as_owner(|| {
-        pgrx::Spi::get_one_with_args::<Vec<i64>>(
+        lookup::one_with_args::<Vec<i64>>(
             "SELECT ARRAY(SELECT ct.tbl::oid::int8 FROM dedup.collection_tables ct \
                           WHERE ct.collection_id = c.id \
                             AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = ct.tbl)) \

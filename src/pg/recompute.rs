@@ -4,6 +4,7 @@
 use crate::chunks::tid_chunks;
 use crate::error::DedupError;
 use crate::pg::collections::{load, Collection};
+use crate::pg::lookup;
 use crate::pg::privilege::{self, as_owner};
 use crate::pg::registration;
 use crate::pg::spi_err;
@@ -78,7 +79,7 @@ fn grant_temp(name: &str, privs: &str, tbl: pg_sys::Oid) {
     if owner == privilege::caller() || owner == pg_sys::InvalidOid {
         return;
     }
-    let grant = Spi::get_one_with_args::<String>(
+    let grant = lookup::one_with_args::<String>(
         "SELECT format('GRANT %s ON pg_temp.%I TO %s', $1, $2, $3::regrole)",
         &[privs.into(), name.into(), owner.into()],
     )
@@ -116,7 +117,7 @@ pub fn _recompute(
     if let (Some(tbl), Some(col)) = (tbl, doc_column) {
         quoted_doc_column(tbl, col);
         // A single dedup.signature column is refreshed too.
-        let sig: Option<String> = Spi::get_one_with_args::<String>(
+        let sig: Option<String> = lookup::one_with_args::<String>(
             "SELECT min(attname::text) FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 \
              AND NOT attisdropped AND atttypid = 'dedup.signature'::regtype HAVING count(*) = 1",
             &[tbl.into()],
@@ -209,7 +210,7 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
     let (mut n_docs, mut total_len) = (0i64, 0i64);
     for (oid, col, _, steps) in &tables {
         let (tname, qcol) = quoted_doc_column(*oid, col);
-        let pages: i64 = Spi::get_one_with_args::<i64>(
+        let pages: i64 = lookup::one_with_args::<i64>(
             "SELECT (pg_relation_size($1) / current_setting('block_size')::int8)",
             &[(*oid).into()],
         )
@@ -301,7 +302,7 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
     }
     let (tname, qdoc) = quoted_doc_column(tbl, doc_col);
     let qsig = pgrx::spi::quote_identifier(sig_col);
-    let pages: i64 = Spi::get_one_with_args::<i64>(
+    let pages: i64 = lookup::one_with_args::<i64>(
         "SELECT (pg_relation_size($1) / current_setting('block_size')::int8)",
         &[tbl.into()],
     )
@@ -368,7 +369,7 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
 fn refresh_distributed(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: &str) {
     let (tname, qdoc) = quoted_doc_column(tbl, doc_col);
     let qsig = pgrx::spi::quote_identifier(sig_col);
-    let key: Vec<String> = Spi::get_one_with_args::<Vec<String>>(
+    let key: Vec<String> = lookup::one_with_args::<Vec<String>>(
         "SELECT k.names::text[] FROM dedup._key_columns($1::regclass) k",
         &[tbl.into()],
     )

@@ -6,6 +6,7 @@
 //! caller's rights.
 
 use crate::error::DedupError;
+use crate::pg::lookup;
 use crate::pg::privilege::{self, as_owner, caller};
 use crate::pg::types::required;
 use crate::pg::{raise, spi_err};
@@ -13,7 +14,7 @@ use pgrx::datum::Interval;
 use pgrx::prelude::*;
 
 fn table_name(tbl: pg_sys::Oid) -> String {
-    Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
+    lookup::one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
         .ok()
         .flatten()
         .unwrap_or_default()
@@ -23,7 +24,7 @@ fn table_name(tbl: pg_sys::Oid) -> String {
 /// text: on Citus each node has its own OID for the table, and Citus sends a
 /// regclass parameter to them as the coordinator's.
 fn qualified_literal(tbl: pg_sys::Oid) -> String {
-    Spi::get_one_with_args::<String>(
+    lookup::one_with_args::<String>(
         "SELECT pg_catalog.quote_literal(dedup._qualified($1::oid::regclass))",
         &[tbl.into()],
     )
@@ -46,7 +47,7 @@ pub fn require_owner(tbl: pg_sys::Oid) {
 /// Whether the caller has the configuration rights (README, Security): it may
 /// change any collection's statistics itself.
 fn writes_configuration() -> bool {
-    Spi::get_one_with_args::<bool>(
+    lookup::one_with_args::<bool>(
         "SELECT pg_catalog.has_table_privilege($1, 'dedup.term_stats', 'INSERT, UPDATE, DELETE')",
         &[caller().into()],
     )
@@ -89,7 +90,7 @@ pub fn require_collection_owner(collection: &str) {
 /// would outlive it: a session's end drops it without the event trigger).
 pub fn require_table(tbl: pg_sys::Oid, temporary_too: bool) {
     let kind = as_owner(|| {
-        Spi::get_one_with_args::<String>(
+        lookup::one_with_args::<String>(
             "SELECT relkind::text || relpersistence::text FROM pg_catalog.pg_class WHERE oid = $1",
             &[tbl.into()],
         )
@@ -130,7 +131,7 @@ pub fn require_table(tbl: pg_sys::Oid, temporary_too: bool) {
 /// expression (read from the catalog: building the key would run it).
 pub fn partition_key_expressions(tbl: pg_sys::Oid) -> bool {
     as_owner(|| {
-        Spi::get_one_with_args::<bool>(
+        lookup::one_with_args::<bool>(
             "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_partition_tree($1::oid::regclass) t \
                             JOIN pg_catalog.pg_partitioned_table p ON p.partrelid = t.relid \
                             WHERE p.partexprs IS NOT NULL)",
@@ -146,7 +147,7 @@ pub fn partition_key_expressions(tbl: pg_sys::Oid) -> bool {
 /// generated one (a BEFORE trigger sees it NULL).
 fn require_column(tbl: pg_sys::Oid, col: &str) {
     let generated = as_owner(|| {
-        Spi::get_one_with_args::<bool>(
+        lookup::one_with_args::<bool>(
             "SELECT attgenerated <> '' FROM pg_catalog.pg_attribute WHERE attrelid = $1 \
                     AND attname::text = $2 AND attnum > 0 AND NOT attisdropped",
             &[tbl.into(), col.into()],
@@ -189,7 +190,7 @@ fn require_registration(
     // the caller's takes part in the check.
     let role = caller();
     let ok = as_owner(|| {
-        Spi::get_one_with_args::<bool>(
+        lookup::one_with_args::<bool>(
         "SELECT k.names[1]::text = $2 AND CASE \
            WHEN $3::oid IS NULL THEN pg_catalog.array_length(k.names, 1) = 1 \
            ELSE pg_catalog.array_length(k.names, 1) > 1 AND EXISTS ( \
@@ -253,7 +254,7 @@ pub fn _register_table(
         require_column(tbl, col);
     }
     as_owner(|| {
-        let exists = Spi::get_one_with_args::<i32>(
+        let exists = lookup::one_with_args::<i32>(
             "SELECT id FROM dedup.collections WHERE name = $1",
             &[collection.into()],
         )
@@ -264,7 +265,7 @@ pub fn _register_table(
             crate::pg::catalog::create_default_collection(collection);
         }
         let id = crate::pg::stored(
-            Spi::get_one_with_args::<i32>(
+            lookup::one_with_args::<i32>(
                 "SELECT id FROM dedup.collections WHERE name = $1",
                 &[collection.into()],
             ),
@@ -367,7 +368,7 @@ pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
                     .unwrap_or_else(|e| spi_err(e));
             }
         });
-        let unused = Spi::get_one_with_args::<bool>(
+        let unused = lookup::one_with_args::<bool>(
             "SELECT NOT EXISTS (SELECT 1 FROM dedup.collection_tables WHERE collection_id = $1)",
             &[coll_id.into()],
         )

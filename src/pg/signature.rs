@@ -6,6 +6,7 @@ use crate::document::Document;
 use crate::error::DedupError;
 use crate::gucs;
 use crate::pg::collections::{self, Collection};
+use crate::pg::lookup;
 use crate::pg::types::{DocumentDatum, SignatureDatum};
 use crate::pg::{query_err, spi_err};
 use crate::pg::{raise, OrRaise};
@@ -295,7 +296,7 @@ pub fn signature_column(tbl: pg_sys::Oid) -> String {
             "table has no dedup.signature column",
         )),
         _ => {
-            let registered = Spi::get_one_with_args::<String>(
+            let registered = lookup::one_with_args::<String>(
                 "SELECT sig_column::text FROM dedup.collection_tables WHERE tbl = $1 AND sig_column IS NOT NULL LIMIT 1",
                 &[tbl.into()],
             )
@@ -332,13 +333,13 @@ fn _candidates(
         )));
     }
     let col = pgrx::spi::quote_identifier(signature_column(tbl));
-    let tname = Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
+    let tname = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
         .ok()
         .flatten()
         .unwrap_or_default();
     // The key as text (see `crate::rowkey`): a key of several columns as their
     // composite value's text.
-    let key = Spi::get_one_with_args::<Vec<String>>(
+    let key = lookup::one_with_args::<Vec<String>>(
         "SELECT k.names::text[] FROM dedup._key_columns($1::regclass) k",
         &[tbl.into()],
     )

@@ -4,6 +4,7 @@
 //! transaction's own unwritten changes added (`pg::stats`).
 
 use crate::pg::cache::{self, StmtMap};
+use crate::pg::lookup;
 use crate::pg::stats::{own_n_len, with_own_terms};
 use crate::pg::stored;
 use crate::weights::{CollectionStats, TermStat};
@@ -62,7 +63,7 @@ fn stats_relation() -> Option<StatsRelation> {
     // (see `pg::citus`), or, without one here, the query reads it.
     if crate::pg::citus::present() {
         let r = crate::pg::citus::local_placement("dedup.collection_stats").and_then(|(rel, pkey)| {
-            let atts = Spi::get_one_with_args::<Vec<i32>>(
+            let atts = lookup::one_with_args::<Vec<i32>>(
                 "SELECT array_agg(attnum::int4 ORDER BY array_position(ARRAY['n_docs', 'total_len', 'last_recompute'], attname::text)) \
                  FROM pg_catalog.pg_attribute WHERE attrelid = $1 \
                    AND attname IN ('n_docs', 'total_len', 'last_recompute') AND NOT attisdropped",

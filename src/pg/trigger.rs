@@ -12,6 +12,7 @@
 
 use crate::error::DedupError;
 use crate::pg::ingest::{self, Action, TableConfig};
+use crate::pg::lookup;
 use crate::pg::models::verdict;
 use crate::pg::privilege::{self, as_owner};
 use crate::pg::raise;
@@ -425,7 +426,7 @@ fn _trigger<'a>(
             }
             Action::Error => {
                 let name =
-                    Spi::get_one_with_args::<String>("SELECT $1::regclass::text", &[root.into()])
+                    lookup::one_with_args::<String>("SELECT $1::regclass::text", &[root.into()])
                         .ok()
                         .flatten()
                         .unwrap_or_else(|| cfg.tname.clone());
@@ -612,7 +613,7 @@ fn reject(
     // As the table's owner: to_jsonb calls a cast to json its owner may have
     // written for a column's type (see `privilege::as_table_owner`).
     let row_json = privilege::as_table_owner(rel, || {
-        Spi::get_one_with_args::<String>("SELECT pg_catalog.to_jsonb($1)::pg_catalog.text", &[row])
+        lookup::one_with_args::<String>("SELECT pg_catalog.to_jsonb($1)::pg_catalog.text", &[row])
     })
     .ok()
     .flatten();

@@ -1,0 +1,26 @@
+//! One-row lookups that only read.
+//!
+//! pgrx's `Spi::get_one*` run their query as an update, and an update first has
+//! the transaction assigned an xid. A parallel query refuses that ("cannot assign
+//! XIDs during a parallel operation", also in the leader while a `Gather` runs),
+//! and so does a hot standby ("cannot assign TransactionIds during recovery"): a
+//! reading function that looked a name up that way failed in both. These run the
+//! query through `SpiClient::select`, which is read-only unless the transaction has
+//! already written (then it takes a new snapshot, as an update would).
+
+use pgrx::datum::{DatumWithOid, FromDatum, IntoDatum};
+use pgrx::spi::{Spi, SpiResult};
+
+/// The first column of the first row of a reading query, or None when it returns
+/// no row or a NULL.
+pub fn one<A: FromDatum + IntoDatum>(query: &str) -> SpiResult<Option<A>> {
+    one_with_args(query, &[])
+}
+
+/// [`one`] with arguments `$1`, `$2`, ….
+pub fn one_with_args<A: FromDatum + IntoDatum>(
+    query: &str,
+    args: &[DatumWithOid<'_>],
+) -> SpiResult<Option<A>> {
+    Spi::connect(|c| c.select(query, Some(1), args)?.first().get_one())
+}

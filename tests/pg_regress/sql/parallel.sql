@@ -1,0 +1,69 @@
+-- Reading functions inside parallel queries: PARALLEL SAFE ones run in a worker
+-- (a fresh process, so every lookup of the extension's catalog happens there), and
+-- PARALLEL RESTRICTED ones in the leader while a Gather runs. Either refuses to
+-- assign the transaction an xid; a lookup that asked for one failed with "cannot
+-- assign XIDs during a parallel operation" (and would on a hot standby).
+CREATE TABLE par_docs (id int PRIMARY KEY, body text);
+SELECT dedup.enable('par_docs', 'body', collection => 'par');
+INSERT INTO par_docs VALUES
+  (1, 'Мэр открыл новый мост через реку после трёх лет строительства, движение запустят в понедельник утром.'),
+  (2, 'Мэр открыл новый мост через реку после трёх лет строительства, движение запустят в понедельник утром!'),
+  (3, 'В городском парке высадили двести лип, работы продолжатся до конца осени и охватят соседние скверы.'),
+  (4, 'Футбольный клуб объявил о подписании контракта с молодым вратарём из академии на четыре сезона.'),
+  (5, 'Футбольный клуб объявил о подписании контракта с молодым вратарём из академии на четыре сезона'),
+  (6, 'Синоптики обещают в выходные тёплую погоду без осадков, ночью столбик термометра опустится до нуля.');
+CREATE TABLE par_pairs AS
+SELECT a.id AS a_id, b.id AS b_id, a.body AS a_body, a.dedup_doc AS a, b.dedup_doc AS b,
+       (a.id, b.id) IN ((1, 2), (4, 5)) AS a_dup_b, (a.id, b.id) IN ((1, 2), (4, 5)) AS b_dup_a
+FROM par_docs a, par_docs b WHERE a.id < b.id;
+ANALYZE par_docs, par_pairs;
+SELECT dedup.train('par_model', 'par', 'SELECT a, b, a_dup_b, b_dup_a FROM par_pairs',
+                   '{"kernel": "linear", "folds": 0}') ->> 'pairs' AS trained_pairs;
+
+SET force_parallel_mode = on;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+
+-- In a worker.
+SELECT a_id, b_id,
+       dedup.signature(a, 'par') IS NOT NULL AS signature,
+       array_length(dedup.compare(a, b, 'par'), 1) AS features,
+       dedup.pair_score('default', a, b) > 0 AS builtin_dup,
+       dedup.pair_score('par_model', a, b) IS NOT NULL AS stored_model,
+       dedup.classify_pair('par_model', a, b) IS NOT NULL AS classified,
+       (SELECT count(*) FROM dedup.top_terms(a, 'par', 3)) AS top_terms,
+       (SELECT count(*) FROM dedup.weights(a, 'par')) > 0 AS weights,
+       (SELECT count(*) FROM dedup.explain_pair('par_model', a, b)) > 0 AS explained,
+       dedup.staleness('par') IS NOT NULL AS staleness,
+       (dedup.collection_limits('par')).min_shared_keys AS min_shared_keys,
+       dedup.to_document(a_body) IS NOT NULL AS to_document,
+       dedup.export_model('par_model') IS NOT NULL AS exported
+FROM par_pairs ORDER BY 1, 2;
+SELECT e.tp + e.fp + e.fn + e.tn AS evaluated, f.total_pairs AS filter_pairs
+FROM (SELECT 1 FROM par_docs LIMIT 1) s,
+     dedup.evaluate('par_model', 'SELECT a, b, a_dup_b, b_dup_a FROM par_pairs') e,
+     dedup.filter_quality('SELECT a, b, ''par'', a_dup_b FROM par_pairs') f;
+SELECT collection, documents FROM dedup.status WHERE collection = 'par';
+
+-- In the leader, above a Gather.
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM (SELECT * FROM par_docs LIMIT 10) s, dedup.find_original('par_docs', s.dedup_doc) o;
+SELECT s.id, o.key FROM (SELECT * FROM par_docs ORDER BY id LIMIT 10) s,
+       dedup.find_original('par_docs', s.dedup_doc) o ORDER BY 1, 2;
+SELECT s.id, dedup.is_duplicate('par_docs', s.body) FROM (SELECT * FROM par_docs ORDER BY id LIMIT 10) s ORDER BY 1;
+SELECT s.id, (SELECT count(*) FROM dedup.candidates('par_docs', s.dedup_sig, 5)) AS candidates
+FROM (SELECT * FROM par_docs ORDER BY id LIMIT 10) s ORDER BY 1;
+SELECT p.a, p.b, p.verdict, p.score > 0 AS positive FROM (SELECT 1 FROM par_docs LIMIT 1) s, dedup.pairs('par_docs') p ORDER BY 1, 2;
+SELECT g.* FROM (SELECT 1 FROM par_docs LIMIT 1) s, dedup.groups('par_docs') g ORDER BY 1;
+SELECT m.pairs FROM (SELECT 1 FROM par_docs LIMIT 1) s, dedup.matrix_quality('par_docs') m;
+
+RESET force_parallel_mode;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+SELECT dedup.disable('par_docs');
+DROP TABLE par_docs, par_pairs;
+DELETE FROM dedup.models WHERE name = 'par_model';
