@@ -94,9 +94,10 @@ def emulate(d: dict, rule) -> dict:
     for n, o, xno, xon in d["cands"]:
         by_new.setdefault(n, []).append((o, decision(model, xno), decision(model, xon), xno, xon))
     dup_of: dict = {}
+    ctx = dict(seq=seq, root=lambda k: dup_of.get(k, k))
     for i in sorted(seq, key=lambda k: seq[k]):
         judged = by_new.get(i, [])
-        o = rule(judged) if judged else None
+        o = (rule(judged, ctx) if getattr(rule, "with_ctx", False) else rule(judged)) if judged else None
         if o is not None:
             dup_of[i] = dup_of.get(o, o)
     return dup_of
@@ -177,7 +178,26 @@ def thr_rule(t0):
     return r
 
 
+def earliest_root(delta):
+    """Among the candidates the new row duplicates (score > 0) whose score is within
+    delta of the best, the one whose group's original came first: the original a
+    group's rule (`groups`: earliest first) would pick."""
+
+    def r(j, ctx):
+        pos = [t for t in j if t[1] > 0]
+        if not pos:
+            return None
+        top = max(t[1] for t in pos)
+        ok = [t for t in pos if t[1] >= top - delta]
+        best = min(ok, key=lambda t: (ctx["seq"][ctx["root"](t[0])], -t[1]))
+        return best[0]
+    r.with_ctx = True
+    return r
+
+
 RULES = {}
+for dlt in (0.5, 1.0, 2.0, 1e9):
+    RULES[f"earliest root within {dlt} of best"] = earliest_root(dlt)
 for dlt in (0.0, 0.25, 0.5, 1.0, 1.5, 2.0):
     RULES[f"new score >= cand score - {dlt}"] = margin_rule(dlt)
 for t0 in (-0.3, -0.2, -0.1, 0.1, 0.2, 0.3):

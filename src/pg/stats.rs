@@ -167,6 +167,9 @@ pub fn flush_collection(coll_id: i32) {
 /// each other, and once a batch is pending a fold moves it all into `term_stats`
 /// and `collection_stats` (a background worker, or the insert that finds twice the
 /// batch pending).
+/// How many terms one upsert statement of [`write_changes`] writes at most.
+const TERM_CHUNK: usize = 10_000;
+
 fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
     if all.is_empty() {
         return;
@@ -177,23 +180,42 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
             let batch = crate::cache_policy::batch(setting, known_n(coll_id));
             let (terms, dfs, cfs) = d.sorted_terms();
             if batch > 1 {
-                let args: [DatumWithOid; 7] = [
-                    coll_id.into(),
-                    d.n_docs.into(),
-                    d.total_len.into(),
-                    d.changes.into(),
-                    terms.into(),
-                    cfs.into(),
-                    dfs.into(),
-                ];
-                cache::update(
-                    c,
-                    "INSERT INTO dedup.term_stats_pending \
-                     (collection_id, terms, tfs, sign, dfs, n_docs, total_len, changes) \
-                     VALUES ($1, $5, $6, 1, $7, $2, $3, $4)",
-                    None,
-                    &args,
-                );
+                // One pending row per TERM_CHUNK terms (see below); the counts go
+                // with the first, and a fold sums them all alike.
+                let mut at = 0;
+                loop {
+                    let end = (at + TERM_CHUNK).min(terms.len());
+                    let first = at == 0;
+                    // Its own SPI connection, whose memory (the argument arrays)
+                    // goes when it closes.
+                    Spi::connect_mut(|c| {
+                        let args: [DatumWithOid; 7] = [
+                            coll_id.into(),
+                            (if first { d.n_docs } else { 0 }).into(),
+                            (if first { d.total_len } else { 0 }).into(),
+                            (if first { d.changes } else { 0 }).into(),
+                            terms[at..end]
+                                .iter()
+                                .map(String::as_str)
+                                .collect::<Vec<&str>>()
+                                .into(),
+                            cfs[at..end].into(),
+                            dfs[at..end].into(),
+                        ];
+                        cache::update(
+                            c,
+                            "INSERT INTO dedup.term_stats_pending \
+                             (collection_id, terms, tfs, sign, dfs, n_docs, total_len, changes) \
+                             VALUES ($1, $5, $6, 1, $7, $2, $3, $4)",
+                            None,
+                            &args,
+                        );
+                    });
+                    at = end;
+                    if at >= terms.len() {
+                        break;
+                    }
+                }
                 // SAFETY: PostgreSQL's backend-local generator, seeded per backend.
                 let draw = unsafe { pg_sys::pg_prng_double(&raw mut pg_sys::pg_global_prng_state) };
                 if draw >= crate::cache_policy::fold_check_share(setting, batch) {
@@ -223,38 +245,57 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
                 }
                 continue;
             }
-            if !terms.is_empty() {
-                let written = remember.then(|| Written {
-                    coll_id,
-                    terms: terms.clone(),
-                    dfs: dfs.clone(),
-                    cfs: cfs.clone(),
+            // In slices of TERM_CHUNK terms, in term order: the memory of one
+            // statement grows with the terms it upserts (argument arrays, the
+            // executor's, the RETURNING rows), and one document of a million
+            // distinct words would otherwise need ~100 MB of it at once.
+            for at in (0..terms.len()).step_by(TERM_CHUNK) {
+                let end = (at + TERM_CHUNK).min(terms.len());
+                // Its own SPI connection, whose memory (the argument arrays) goes
+                // when it closes.
+                Spi::connect_mut(|c| {
+                    // The key index is probed per term, in term order, whatever the
+                    // planner thinks of the collection's size.
+                    let t = cache::update(
+                        c,
+                        "WITH up AS (INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
+                         SELECT $1, u.term, u.df, u.cf \
+                         FROM unnest($2::text[], $3::int8[], $4::int8[]) AS u(term, df, cf) \
+                         ORDER BY u.term COLLATE \"C\" \
+                         ON CONFLICT (collection_id, term) DO UPDATE \
+                         SET df = s.df + excluded.df, cf = s.cf + excluded.cf \
+                         RETURNING s.ctid, s.df, s.cf) \
+                         SELECT ARRAY(SELECT ctid::text FROM up WHERE df <= 0 OR cf <= 0)",
+                        None,
+                        &[
+                            coll_id.into(),
+                            terms[at..end]
+                                .iter()
+                                .map(String::as_str)
+                                .collect::<Vec<&str>>()
+                                .into(),
+                            dfs[at..end].into(),
+                            cfs[at..end].into(),
+                        ],
+                    );
+                    let empty: Vec<String> = t
+                        .first()
+                        .get::<Vec<String>>(1)
+                        .ok()
+                        .flatten()
+                        .unwrap_or_default();
+                    delete_empty(c, coll_id, empty);
                 });
-                // The key index is probed per term, in term order, whatever the
-                // planner thinks of the collection's size.
-                let t = cache::update(
-                    c,
-                    "WITH up AS (INSERT INTO dedup.term_stats AS s (collection_id, term, df, cf) \
-                     SELECT $1, u.term, u.df, u.cf \
-                     FROM unnest($2::text[], $3::int8[], $4::int8[]) AS u(term, df, cf) \
-                     ORDER BY u.term COLLATE \"C\" \
-                     ON CONFLICT (collection_id, term) DO UPDATE \
-                     SET df = s.df + excluded.df, cf = s.cf + excluded.cf \
-                     RETURNING s.ctid, s.df, s.cf) \
-                     SELECT ARRAY(SELECT ctid::text FROM up WHERE df <= 0 OR cf <= 0)",
-                    None,
-                    &[coll_id.into(), terms.into(), dfs.into(), cfs.into()],
-                );
-                let empty: Vec<String> = t
-                    .first()
-                    .get::<Vec<String>>(1)
-                    .ok()
-                    .flatten()
-                    .unwrap_or_default();
-                delete_empty(c, coll_id, empty);
-                if let Some(written) = written {
-                    WRITTEN.with(|w| w.borrow_mut().push(written));
-                }
+            }
+            if remember && !terms.is_empty() {
+                WRITTEN.with(|w| {
+                    w.borrow_mut().push(Written {
+                        coll_id,
+                        terms,
+                        dfs,
+                        cfs,
+                    })
+                });
             }
             let counts: [DatumWithOid; 4] = [
                 coll_id.into(),

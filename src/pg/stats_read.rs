@@ -203,6 +203,9 @@ fn collection_state_query(id: i32) -> (CollectionStats, Option<i64>) {
     })
 }
 
+/// How many terms one lookup statement of [`stored_term_stats`] reads at most.
+const LOOKUP_CHUNK: usize = 10_000;
+
 /// df/cf of each of `terms` (sorted, unique) as stored, aligned; unseen terms get
 /// zeros. This transaction's own unwritten changes are not added (see
 /// [`own_term_changes`]).
@@ -211,30 +214,43 @@ pub fn stored_term_stats(id: i32, terms: &[String]) -> Vec<TermStat> {
     if terms.is_empty() {
         return out;
     }
-    Spi::connect(|c| {
-        // One index probe per term, whatever the statistics say: a plain join let
-        // the planner, with term_stats not yet analyzed after a bulk load, pick a
-        // hash join over every term of the collection (27 ms a document instead of
-        // 2). OFFSET 0 keeps the LATERAL subquery from being pulled up into such a
-        // join. The plan is kept (`cache::select`).
-        let t = cache::select(
-            c,
-            "SELECT u.i, s.df, s.cf FROM unnest($2::text[]) WITH ORDINALITY AS u(term, i), \
-             LATERAL (SELECT t.df, t.cf FROM dedup.term_stats t \
-                      WHERE t.collection_id = $1 AND t.term = u.term OFFSET 0) s",
-            None,
-            &[id.into(), terms.to_vec().into()],
-        );
-        for r in t {
-            let i = stored(r.get::<i64>(1), "a term lookup's position") as usize;
-            if (1..=out.len()).contains(&i) {
-                out[i - 1] = TermStat {
-                    df: stored(r.get::<i64>(2), "dedup.term_stats.df"),
-                    cf: stored(r.get::<i64>(3), "dedup.term_stats.cf"),
-                };
+    // One index probe per term, whatever the statistics say: a plain join let the
+    // planner, with term_stats not yet analyzed after a bulk load, pick a hash join
+    // over every term of the collection (27 ms a document instead of 2). OFFSET 0
+    // keeps the LATERAL subquery from being pulled up into such a join. The plan is
+    // kept (`cache::select`). In slices of LOOKUP_CHUNK terms, each in an SPI
+    // connection of its own (whose rows go when it closes): the arguments and the
+    // rows of one statement take memory in proportion (~100 MB for one document of
+    // a million distinct words).
+    for (chunk, slice) in terms.chunks(LOOKUP_CHUNK).enumerate() {
+        let base = chunk * LOOKUP_CHUNK;
+        Spi::connect(|c| {
+            let t = cache::select(
+                c,
+                "SELECT u.i, s.df, s.cf FROM unnest($2::text[]) WITH ORDINALITY AS u(term, i), \
+                 LATERAL (SELECT t.df, t.cf FROM dedup.term_stats t \
+                          WHERE t.collection_id = $1 AND t.term = u.term OFFSET 0) s",
+                None,
+                &[
+                    id.into(),
+                    slice
+                        .iter()
+                        .map(String::as_str)
+                        .collect::<Vec<&str>>()
+                        .into(),
+                ],
+            );
+            for r in t {
+                let i = stored(r.get::<i64>(1), "a term lookup's position") as usize;
+                if (1..=slice.len()).contains(&i) {
+                    out[base + i - 1] = TermStat {
+                        df: stored(r.get::<i64>(2), "dedup.term_stats.df"),
+                        cf: stored(r.get::<i64>(3), "dedup.term_stats.cf"),
+                    };
+                }
             }
-        }
-    });
+        });
+    }
     out
 }
 

@@ -140,6 +140,39 @@ ALTER TABLE mix ADD COLUMN extra int;
 COMMIT;
 SELECT stats_right('mix') AS right_after_analyze_and_alter_in_the_transaction;
 
+-- Documents of more distinct terms than one statement reads or writes (10,000):
+-- the term lookups and the upserts go in slices, which must line up. Written at
+-- once (a batch of 1) and through pending rows (a batch of 2); the second document
+-- shares 5,000 terms with the first, and exactly those weigh less; then a copy of
+-- each is found as a duplicate and removed again.
+CREATE TABLE wide (id int PRIMARY KEY, body text);
+SELECT dedup.enable('wide', 'body', collection => 'wide') AS backfilled;
+CREATE FUNCTION wide_text(seed int, first int, last int) RETURNS text LANGUAGE sql AS $$
+    SELECT string_agg('w' || md5(seed::text || ':' || i::text), ' ') FROM generate_series(first, last) i
+$$;
+INSERT INTO wide VALUES (1, wide_text(1, 1, 25000));
+SELECT stats_right('wide') AS wide_right_at_once,
+       (SELECT count(*) FROM dedup.term_stats t JOIN dedup.collections c ON c.id = t.collection_id
+        WHERE c.name = 'wide') AS terms;
+SET dedup.stats_batch = 2;
+INSERT INTO wide VALUES (2, wide_text(1, 20001, 25000) || ' ' || wide_text(2, 1, 18000));
+INSERT INTO wide VALUES (3, 'a short text of a few words about the weather');
+SELECT dedup.flush_stats('wide') >= 0 AS folded;
+RESET dedup.stats_batch;
+SELECT stats_right('wide') AS wide_right_through_pending_rows;
+SELECT count(*) AS terms, count(DISTINCT round(w.weight::numeric, 9)) AS weights,
+       bool_and((w.weight < m.top) = (w.term IN (SELECT term FROM dedup.weights((SELECT dedup_doc FROM wide WHERE id = 1), 'wide'))))
+         AS shared_terms_weigh_less
+FROM dedup.weights((SELECT dedup_doc FROM wide WHERE id = 2), 'wide') w,
+     (SELECT max(weight) AS top FROM dedup.weights((SELECT dedup_doc FROM wide WHERE id = 2), 'wide')) m;
+INSERT INTO wide VALUES (11, wide_text(1, 1, 25000)), (12, wide_text(1, 20001, 25000) || ' ' || wide_text(2, 1, 18000));
+SELECT id, duplicate_of, dedup_verdict FROM wide WHERE id > 10 ORDER BY id;
+DELETE FROM wide WHERE id > 10;
+SELECT stats_right('wide') AS wide_right_after_delete;
+SELECT dedup.disable('wide');
+DROP TABLE wide;
+DROP FUNCTION wide_text(int, int, int);
+
 DROP PROCEDURE run_mix(regclass, int);
 SELECT dedup.disable('mix'), dedup.disable('mix_skip');
 DROP TABLE mix, mix_skip, mix_log;
