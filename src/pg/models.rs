@@ -630,9 +630,14 @@ pub fn _evaluate(
         name!(f1, f64),
     ),
 > {
-    let m = self::model(model);
+    // The pairs query runs with the caller's rights; the model and the
+    // statistics are read as the extension's owner once the caller may read
+    // the model's collection (as `pair_score` does).
+    let m = readable_model(model, "dedup.evaluate");
+    let rows = labelled_pairs(pairs);
+    let examples = privilege::as_owner(|| examples(&m.collection, rows));
     let mut c = crate::metrics::Confusion::default();
-    for e in examples(&m.collection, labelled_pairs(pairs)) {
+    for e in examples {
         pgrx::check_for_interrupts!();
         c.add(m.model.predict(&e.x), e.y);
     }

@@ -7,6 +7,7 @@ use crate::error::DedupError;
 use crate::gucs;
 use crate::pg::collections::{self, Collection};
 use crate::pg::lookup;
+use crate::pg::privilege;
 use crate::pg::types::{DocumentDatum, SignatureDatum};
 use crate::pg::{query_err, spi_err};
 use crate::pg::{raise, OrRaise};
@@ -468,15 +469,23 @@ fn filter_quality(
     let mut loaded: Option<(Collection, SignatureOptions)> = None;
     for (a, b, coll, label) in rows {
         pgrx::check_for_interrupts!();
+        // Each row's collection is read as the extension's owner once the caller
+        // may read it (`privilege::reading_collection`); the pairs query ran with
+        // the caller's rights.
         if loaded.as_ref().is_none_or(|(c, _)| c.name != coll) {
-            let c = collections::load(&coll);
-            let o = options_of(&c);
+            let (c, o) = privilege::reading_collection(&coll, "dedup.filter_quality", || {
+                let c = collections::load(&coll);
+                let o = options_of(&c);
+                (c, o)
+            });
             loaded = Some((c, o));
         }
         let Some((c, o)) = loaded.as_ref() else {
             continue;
         };
-        let (sa, sb) = (signature_of(&a, c, o), signature_of(&b, c, o));
+        let (sa, sb) = privilege::reading_collection(&coll, "dedup.filter_quality", || {
+            (signature_of(&a, c, o), signature_of(&b, c, o))
+        });
         q.add(
             signature::is_candidate(&sa, &sb, min_shared(), gucs::similarity_threshold()),
             label,

@@ -154,6 +154,13 @@ SELECT dedup.set_time_window('sec_owned', interval '30 days');
 SELECT dedup.recompute('sec_owned');
 SELECT collection, documents FROM dedup.status;
 SELECT count(*) AS weighed FROM dedup.weights(dedup.to_document('курс доллара вырос'), 'sec_owned');
+-- filter_quality and evaluate likewise: the pairs query runs with the caller's
+-- rights, and a collection's statistics are read once the caller may read them.
+SELECT f.total_pairs, f.passing, f.duplicates_kept FROM dedup.filter_quality(
+  $$SELECT a.dedup_doc, b.dedup_doc, 'sec_owned', true FROM sec_owned a, sec_owned b WHERE a.id < b.id$$) f;
+SELECT err($$SELECT * FROM dedup.filter_quality('SELECT dedup.to_document(''курс''), dedup.to_document(''доллар''), ''sec_mark'', true')$$);
+SELECT e.tp, e.fn FROM dedup.evaluate('default',
+  $$SELECT a.dedup_doc, b.dedup_doc, true, true FROM sec_owned a, sec_owned b WHERE a.id < b.id$$) e;
 SELECT err($$SELECT dedup.staleness('sec_mark')$$);
 SELECT err($$SELECT dedup.recompute('sec_mark')$$);
 SELECT err($$SELECT dedup._register_table('sec_mark'::regclass::oid, 'x', 'body', NULL, NULL, NULL, NULL, 'mark', NULL, 'id', NULL, NULL)$$);
