@@ -155,6 +155,9 @@ pub fn flush_collection(coll_id: i32) {
     }
 }
 
+/// How many terms one statement of [`write_changes`] writes at most.
+const TERM_CHUNK: usize = 10_000;
+
 /// Writes `all`; `remember` keeps what goes straight into `term_stats` for
 /// [`take_written`] (the pre-commit flush: nothing reads the tables after it in
 /// this transaction, so the backend's cache can take the changes in at commit).
@@ -162,14 +165,15 @@ pub fn flush_collection(coll_id: i32) {
 /// With a batch of 1 (see [`crate::cache_policy::batch`]: a collection of fewer
 /// than 2,000 documents, or `dedup.stats_batch = 1`) the term rows and the
 /// collection row change at once. With a larger batch the transaction only adds
-/// one row to `dedup.term_stats_pending` (its term changes, N, the total length and
+/// a row to `dedup.term_stats_pending` (its term changes, N, the total length and
 /// the change count): committing writers then share no row and never queue on
 /// each other, and once a batch is pending a fold moves it all into `term_stats`
 /// and `collection_stats` (a background worker, or the insert that finds twice the
 /// batch pending).
-/// How many terms one upsert statement of [`write_changes`] writes at most.
-const TERM_CHUNK: usize = 10_000;
-
+///
+/// A transaction's terms go 10,000 ([`TERM_CHUNK`]) to a statement, so a text of
+/// a million distinct words needs no statement of all of them: with a larger
+/// batch it leaves one pending row per 10,000 terms (the counts on the first).
 fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
     if all.is_empty() {
         return;
