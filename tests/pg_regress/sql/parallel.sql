@@ -59,6 +59,19 @@ SELECT p.a, p.b, p.verdict, p.score > 0 AS positive FROM (SELECT 1 FROM par_docs
 SELECT g.* FROM (SELECT 1 FROM par_docs LIMIT 1) s, dedup.groups('par_docs') g ORDER BY 1;
 SELECT m.pairs FROM (SELECT 1 FROM par_docs LIMIT 1) s, dedup.matrix_quality('par_docs') m;
 
+-- The same in a transaction that has written (its lookups then take a new
+-- snapshot, as an update's would).
+BEGIN;
+INSERT INTO par_docs VALUES (7, 'Мэр открыл новый мост через реку после трёх лет строительства, движение запустят во вторник.');
+SELECT count(*) AS rows, count(dedup.signature(dedup_doc, 'par')) AS signed,
+       count(*) FILTER (WHERE dedup.pair_score('default', dedup_doc, dedup_doc) > 0) AS self_duplicates
+FROM par_docs;
+SELECT s.id, o.key FROM (SELECT * FROM par_docs ORDER BY id LIMIT 10) s,
+       dedup.find_original('par_docs', s.dedup_doc) o WHERE s.id = 7;
+SELECT collection, documents FROM dedup.status WHERE collection = 'par';
+COMMIT;
+SELECT collection, documents FROM dedup.status WHERE collection = 'par';
+
 RESET force_parallel_mode;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
