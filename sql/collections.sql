@@ -43,9 +43,9 @@ COMMENT ON TABLE dedup.term_stats IS 'df (documents holding the term) and cf (oc
 -- larger than 1: dedup.stats_batch, automatic by default). Written once per
 -- committing transaction, so it carries nothing a row does not need: no key (the
 -- fold takes every committed row of a collection) and no CHECK (only
--- src/pg/stats.rs writes it). A transaction's changes are one row per 10,000 terms:
--- its documents' terms with df changes in dfs and cf changes in tfs (sign 1), and,
--- on the first, its changes of N, the total length and the change count (a row without dfs, written by 0.1.0,
+-- src/pg/stats.rs writes it). A transaction's changes are one row: its documents'
+-- terms with df changes in dfs and cf changes in tfs (sign 1), and its changes of
+-- N, the total length and the change count (a row without dfs, written by 0.1.0,
 -- is one document, +1 or -1, whose N was counted at once).
 CREATE TABLE dedup.term_stats_pending (
     collection_id  int NOT NULL,

@@ -26,7 +26,7 @@ COMMENT ON FUNCTION dedup.filter_quality(text) IS
 COMMENT ON FUNCTION dedup.fingerprint(text) IS
     'The exact-duplicate key of a text: equal for texts that differ only in case, punctuation, whitespace or markup';
 COMMENT ON FUNCTION dedup.flush_stats(text) IS
-    'Writes this transaction''s statistics changes of a collection and folds its pending batches (dedup.stats_batch) now; returns the pending rows folded, one per committed transaction and one more per 10,000 terms it changed';
+    'Writes this transaction''s statistics changes of a collection and folds its pending batches (dedup.stats_batch) now; returns the pending rows folded, one per committed transaction';
 COMMENT ON FUNCTION dedup.learn_authority(text, text) IS
     'Estimates each source''s authority (its share of originals) from labelled pairs and stores it; returns the sources written';
 COMMENT ON FUNCTION dedup.numbers(dedup.document) IS

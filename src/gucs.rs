@@ -61,7 +61,7 @@ pub fn init() {
     GucRegistry::define_bool_guc(
         c"dedup.background_fold",
         c"Whether a full batch of pending term statistics is folded by a background worker.",
-        c"On (the default): once dedup.stats_batch pending rows (one per committed transaction, and one more per 10,000 terms it changed beyond the first) are waiting, the transaction that reached the batch starts a background worker when it commits, and the fold runs there instead of inside an insert. Twice the batch pending is folded at once whatever this says (no free worker slot). Off: the transaction that reaches the batch folds it. Values on and off.",
+        c"On (the default): once dedup.stats_batch pending rows (one per committed transaction) are waiting, the transaction that reached the batch starts a background worker when it commits, and the fold runs there instead of inside an insert. Twice the batch pending is folded at once whatever this says (no free worker slot). Off: the transaction that reaches the batch folds it. Values on and off.",
         &BACKGROUND_FOLD,
         GucContext::Userset,
         GucFlags::default(),

@@ -165,15 +165,15 @@ const TERM_CHUNK: usize = 10_000;
 /// With a batch of 1 (see [`crate::cache_policy::batch`]: a collection of fewer
 /// than 2,000 documents, or `dedup.stats_batch = 1`) the term rows and the
 /// collection row change at once. With a larger batch the transaction only adds
-/// a row to `dedup.term_stats_pending` (its term changes, N, the total length and
+/// one row to `dedup.term_stats_pending` (its term changes, N, the total length and
 /// the change count): committing writers then share no row and never queue on
 /// each other, and once a batch is pending a fold moves it all into `term_stats`
 /// and `collection_stats` (a background worker, or the insert that finds twice the
 /// batch pending).
 ///
-/// A transaction's terms go 10,000 ([`TERM_CHUNK`]) to a statement, so a text of
-/// a million distinct words needs no statement of all of them: with a larger
-/// batch it leaves one pending row per 10,000 terms (the counts on the first).
+/// With a batch of 1 a transaction's terms go 10,000 ([`TERM_CHUNK`]) to a
+/// statement, so a text of a million distinct words needs no statement of all of
+/// them; a pending row holds all of a transaction's terms.
 fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
     if all.is_empty() {
         return;
@@ -184,42 +184,33 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
             let batch = crate::cache_policy::batch(setting, known_n(coll_id));
             let (terms, dfs, cfs) = d.sorted_terms();
             if batch > 1 {
-                // One pending row per TERM_CHUNK terms (see below); the counts go
-                // with the first, and a fold sums them all alike.
-                let mut at = 0;
-                loop {
-                    let end = (at + TERM_CHUNK).min(terms.len());
-                    let first = at == 0;
-                    // Its own SPI connection, whose memory (the argument arrays)
-                    // goes when it closes.
-                    Spi::connect_mut(|c| {
-                        let args: [DatumWithOid; 7] = [
-                            coll_id.into(),
-                            (if first { d.n_docs } else { 0 }).into(),
-                            (if first { d.total_len } else { 0 }).into(),
-                            (if first { d.changes } else { 0 }).into(),
-                            terms[at..end]
-                                .iter()
-                                .map(String::as_str)
-                                .collect::<Vec<&str>>()
-                                .into(),
-                            cfs[at..end].into(),
-                            dfs[at..end].into(),
-                        ];
-                        cache::update(
-                            c,
-                            "INSERT INTO dedup.term_stats_pending \
-                             (collection_id, terms, tfs, sign, dfs, n_docs, total_len, changes) \
-                             VALUES ($1, $5, $6, 1, $7, $2, $3, $4)",
-                            None,
-                            &args,
-                        );
-                    });
-                    at = end;
-                    if at >= terms.len() {
-                        break;
-                    }
-                }
+                // One pending row for the whole transaction: a batch is counted in
+                // committed transactions (a big one must not fold at once what a
+                // background worker would). In an SPI connection of its own, whose
+                // memory (the argument arrays) goes when it closes.
+                Spi::connect_mut(|c| {
+                    let args: [DatumWithOid; 7] = [
+                        coll_id.into(),
+                        d.n_docs.into(),
+                        d.total_len.into(),
+                        d.changes.into(),
+                        terms
+                            .iter()
+                            .map(String::as_str)
+                            .collect::<Vec<&str>>()
+                            .into(),
+                        cfs.as_slice().into(),
+                        dfs.as_slice().into(),
+                    ];
+                    cache::update(
+                        c,
+                        "INSERT INTO dedup.term_stats_pending \
+                         (collection_id, terms, tfs, sign, dfs, n_docs, total_len, changes) \
+                         VALUES ($1, $5, $6, 1, $7, $2, $3, $4)",
+                        None,
+                        &args,
+                    );
+                });
                 // SAFETY: PostgreSQL's backend-local generator, seeded per backend.
                 let draw = unsafe { pg_sys::pg_prng_double(&raw mut pg_sys::pg_global_prng_state) };
                 if draw >= crate::cache_policy::fold_check_share(setting, batch) {
