@@ -184,33 +184,25 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
             let batch = crate::cache_policy::batch(setting, known_n(coll_id));
             let (terms, dfs, cfs) = d.sorted_terms();
             if batch > 1 {
-                // One pending row for the whole transaction: a batch is counted in
-                // committed transactions (a big one must not fold at once what a
-                // background worker would). In an SPI connection of its own, whose
-                // memory (the argument arrays) goes when it closes.
-                Spi::connect_mut(|c| {
-                    let args: [DatumWithOid; 7] = [
-                        coll_id.into(),
-                        d.n_docs.into(),
-                        d.total_len.into(),
-                        d.changes.into(),
-                        terms
-                            .iter()
-                            .map(String::as_str)
-                            .collect::<Vec<&str>>()
-                            .into(),
-                        cfs.as_slice().into(),
-                        dfs.as_slice().into(),
-                    ];
-                    cache::update(
-                        c,
-                        "INSERT INTO dedup.term_stats_pending \
-                         (collection_id, terms, tfs, sign, dfs, n_docs, total_len, changes) \
-                         VALUES ($1, $5, $6, 1, $7, $2, $3, $4)",
-                        None,
-                        &args,
-                    );
-                });
+                // One row for the whole transaction, whatever its size: a batch is
+                // counted in committed transactions.
+                let args: [DatumWithOid; 7] = [
+                    coll_id.into(),
+                    d.n_docs.into(),
+                    d.total_len.into(),
+                    d.changes.into(),
+                    terms.into(),
+                    cfs.into(),
+                    dfs.into(),
+                ];
+                cache::update(
+                    c,
+                    "INSERT INTO dedup.term_stats_pending \
+                     (collection_id, terms, tfs, sign, dfs, n_docs, total_len, changes) \
+                     VALUES ($1, $5, $6, 1, $7, $2, $3, $4)",
+                    None,
+                    &args,
+                );
                 // SAFETY: PostgreSQL's backend-local generator, seeded per backend.
                 let draw = unsafe { pg_sys::pg_prng_double(&raw mut pg_sys::pg_global_prng_state) };
                 if draw >= crate::cache_policy::fold_check_share(setting, batch) {
