@@ -171,6 +171,10 @@ const TERM_CHUNK: usize = 10_000;
 /// and `collection_stats` (a background worker, or the insert that finds twice the
 /// batch pending).
 ///
+/// Under REPEATABLE READ or SERIALIZABLE every transaction takes the pending row,
+/// whatever the batch, and leaves the fold to the background worker (see
+/// [`appends_only`]).
+///
 /// With a batch of 1 a transaction's terms go 10,000 ([`TERM_CHUNK`]) to a
 /// statement, so a text of a million distinct words needs no statement of all of
 /// them; a pending row holds all of a transaction's terms.
@@ -179,11 +183,12 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
         return;
     }
     let setting = crate::gucs::stats_batch();
+    let snapshot_only = appends_only();
     Spi::connect_mut(|c| {
         for (coll_id, d) in all {
             let batch = crate::cache_policy::batch(setting, known_n(coll_id));
             let (terms, dfs, cfs) = d.sorted_terms();
-            if batch > 1 {
+            if batch > 1 || snapshot_only {
                 // One row for the whole transaction, whatever its size: a batch is
                 // counted in committed transactions.
                 let args: [DatumWithOid; 7] = [
@@ -206,6 +211,14 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
                 // SAFETY: PostgreSQL's backend-local generator, seeded per backend.
                 let draw = unsafe { pg_sys::pg_prng_double(&raw mut pg_sys::pg_global_prng_state) };
                 if draw >= crate::cache_policy::fold_check_share(setting, batch) {
+                    continue;
+                }
+                if snapshot_only {
+                    // Counting would read the pending rows other writers append
+                    // (under SERIALIZABLE, a read/write dependency between any two
+                    // of them); the worker, in READ COMMITTED, folds whatever is
+                    // pending, however little.
+                    want_fold(coll_id);
                     continue;
                 }
                 // The count walks the collection's index entries (at most twice the
@@ -301,6 +314,22 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
             );
         }
     });
+}
+
+/// Whether this transaction's statistics changes may only be appended as a
+/// pending row, for the background fold to write: under REPEATABLE READ or
+/// SERIALIZABLE (with `dedup.background_fold` on). Such a transaction cannot update
+/// a row that another transaction changed after its snapshot (40001, *could not
+/// serialize access due to concurrent update*), and under SERIALIZABLE its reads of
+/// the statistics and its writes of them make a read/write dependency with every
+/// other writer of the collection: two writers of unrelated texts would fail at
+/// commit. An appended row conflicts with nothing, and the worker folds in READ
+/// COMMITTED. With the background fold off, the statistics are written as under
+/// READ COMMITTED (and such a commit may get 40001 from a concurrent writer).
+fn appends_only() -> bool {
+    // SAFETY: a plain read of the transaction's isolation level.
+    let level = unsafe { pg_sys::XactIsoLevel };
+    level >= pg_sys::XACT_REPEATABLE_READ as i32 && crate::gucs::background_fold()
 }
 
 thread_local! {

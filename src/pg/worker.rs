@@ -110,23 +110,52 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
         return;
     }
     BackgroundWorker::connect_worker_to_spi_by_oid(Some(db), Some(user));
+    // READ COMMITTED whatever the server's, the database's or the role's default:
+    // a fold updates rows that writers' commits change (under REPEATABLE READ it
+    // would fail with 40001), and under SERIALIZABLE it would take part in the
+    // writers' read/write dependencies. SAFETY: sets a GUC by name, outside any
+    // transaction, with constant C strings.
+    unsafe {
+        pg_sys::SetConfigOption(
+            c"default_transaction_isolation".as_ptr(),
+            c"read committed".as_ptr(),
+            pg_sys::GucContext::PGC_SUSET,
+            pg_sys::GucSource::PGC_S_OVERRIDE,
+        );
+    }
     let lock = FOLD_LOCK | coll_id as i64;
-    BackgroundWorker::transaction(|| {
+    let got = BackgroundWorker::transaction(|| {
         Spi::connect_mut(|c| {
-            let got = c
-                .update("SELECT pg_try_advisory_lock($1)", None, &[lock.into()])
+            c.update("SELECT pg_try_advisory_lock($1)", None, &[lock.into()])
                 .ok()
                 .and_then(|t| t.first().get::<bool>(1).ok().flatten())
-                .unwrap_or(false);
-            if got {
-                yield_locks(c);
-                crate::pg::stats::fold(c, coll_id);
-                c.update("SELECT pg_advisory_unlock($1)", None, &[lock.into()])
-                    .ok();
-            }
+                .unwrap_or(false)
         })
     });
+    if !got {
+        return;
+    }
+    // Folds again, each time in a transaction of its own (whose snapshot sees the
+    // rows committed meanwhile), while the last fold found rows: a writer does not
+    // start a second worker while its first runs (see `launch_wanted`), so rows
+    // committed during a fold are this worker's to take. At most FOLD_ROUNDS, so
+    // that a steady stream of writers cannot keep one worker forever.
+    for _ in 0..FOLD_ROUNDS {
+        let folded = BackgroundWorker::transaction(|| {
+            Spi::connect_mut(|c| {
+                yield_locks(c);
+                crate::pg::stats::fold(c, coll_id)
+            })
+        });
+        if folded == 0 {
+            break;
+        }
+    }
+    // The lock is the session's: it goes when the worker exits, as here.
 }
+
+/// How many folds one worker makes at most (see `dedup_fold_worker_main`).
+const FOLD_ROUNDS: usize = 100;
 
 /// Makes the worker, not a user's statement, give way on a row lock: a
 /// multi-row DELETE with unbatched statistics locks term rows document by
