@@ -57,7 +57,7 @@ thread_local! {
     /// Collections whose batch filled in the current transaction, each with the
     /// role that wrote the pending rows (the extension owner, for the trigger's
     /// writes): `pg::worker` starts a fold for each, as that role, once it commits.
-    static WANTED: RefCell<Vec<(i32, pg_sys::Oid)>> = const { RefCell::new(Vec::new()) };
+    static WANTED: RefCell<Vec<FoldWish>> = const { RefCell::new(Vec::new()) };
     /// This transaction's changes to collection statistics, not yet written.
     static DELTA: RefCell<crate::txdelta::TxDelta> = RefCell::new(crate::txdelta::TxDelta::default());
 }
@@ -218,7 +218,7 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
                     // (under SERIALIZABLE, a read/write dependency between any two
                     // of them); the worker, in READ COMMITTED, folds whatever is
                     // pending, however little.
-                    want_fold(coll_id);
+                    want_fold(coll_id, true);
                     continue;
                 }
                 // The count walks the collection's index entries (at most twice the
@@ -238,7 +238,7 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
                 let pending = stored(t.first().get::<i64>(1), "the pending row count");
                 if pending >= batch {
                     if crate::gucs::background_fold() && pending < 2 * batch {
-                        want_fold(coll_id);
+                        want_fold(coll_id, false);
                     } else {
                         fold(c, coll_id);
                     }
@@ -454,24 +454,40 @@ fn remove_document(collection: &str, doc: DocumentDatum) {
     flush_collection(coll.id);
 }
 
+/// A committed transaction's request for a fold (see `pg::worker`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FoldWish {
+    pub coll_id: i32,
+    /// The role to fold as.
+    pub role: pg_sys::Oid,
+    /// Whether the worker folds again while rows keep arriving (for writers under
+    /// REPEATABLE READ or SERIALIZABLE, whose every commit leaves a pending row),
+    /// or once (a full batch).
+    pub drain: bool,
+}
+
 /// Notes that `coll_id`'s pending statistics should be folded once the current
-/// transaction commits.
-fn want_fold(coll_id: i32) {
+/// transaction commits; `drain` as in [`FoldWish`].
+fn want_fold(coll_id: i32, drain: bool) {
     // SAFETY: reads the current user: inside `flush` the extension owner (see
     // `privilege::as_owner`), whose rights a fold needs; a writer has none on the
     // statistics tables.
     let role = unsafe { pg_sys::GetUserId() };
     WANTED.with(|w| {
         let mut w = w.borrow_mut();
-        if !w.iter().any(|&(c, _)| c == coll_id) {
-            w.push((coll_id, role));
+        match w.iter_mut().find(|f| f.coll_id == coll_id) {
+            Some(f) => f.drain |= drain,
+            None => w.push(FoldWish {
+                coll_id,
+                role,
+                drain,
+            }),
         }
     });
 }
 
-/// The collections the committing transaction filled a batch of, with the role
-/// to fold them as (for `pg::worker`).
-pub fn take_wanted_folds() -> Vec<(i32, pg_sys::Oid)> {
+/// The collections the committing transaction asked a fold of (for `pg::worker`).
+pub fn take_wanted_folds() -> Vec<FoldWish> {
     WANTED.with(|w| std::mem::take(&mut *w.borrow_mut()))
 }
 

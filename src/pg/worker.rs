@@ -54,7 +54,12 @@ pub fn launch_wanted() {
     }
     // SAFETY: a plain read of the backend's database.
     let db = unsafe { pg_sys::MyDatabaseId };
-    for (coll_id, user) in wanted {
+    for crate::pg::stats::FoldWish {
+        coll_id,
+        role: user,
+        drain,
+    } in wanted
+    {
         STARTED.with(|s| {
             let mut s = s.borrow_mut();
             if let Some(&h) = s.get(&coll_id) {
@@ -76,7 +81,12 @@ pub fn launch_wanted() {
                 .enable_spi_access()
                 .set_start_time(BgWorkerStartTime::RecoveryFinished)
                 .set_argument(coll_id.into_datum())
-                .set_extra(&format!("{} {}", db.to_u32(), user.to_u32()));
+                .set_extra(&format!(
+                    "{} {} {}",
+                    db.to_u32(),
+                    user.to_u32(),
+                    u8::from(drain)
+                ));
             let mut bgw: pg_sys::BackgroundWorker = (&builder).into();
             let mut handle: *mut pg_sys::BackgroundWorkerHandle = std::ptr::null_mut();
             // SAFETY: registers a worker from a regular backend; the handle is
@@ -95,7 +105,8 @@ pub fn launch_wanted() {
 }
 
 /// The worker's entry point (named in [`launch_wanted`]). Its argument is the
-/// collection id; `bgw_extra` holds the database and user OIDs.
+/// collection id; `bgw_extra` holds the database and user OIDs and whether to
+/// drain (see `pg::stats::FoldWish`).
 #[pg_guard]
 #[no_mangle]
 pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
@@ -106,6 +117,11 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
         .map(|p| p.parse::<u32>().unwrap_or(0));
     let db = pg_sys::Oid::from(ids.next().unwrap_or(0));
     let user = pg_sys::Oid::from(ids.next().unwrap_or(0));
+    let rounds = if ids.next() == Some(1) {
+        FOLD_ROUNDS
+    } else {
+        1
+    };
     if db == pg_sys::InvalidOid || user == pg_sys::InvalidOid {
         return;
     }
@@ -135,12 +151,14 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
     if !got {
         return;
     }
-    // Folds again, each time in a transaction of its own (whose snapshot sees the
-    // rows committed meanwhile), while the last fold found rows: a writer does not
-    // start a second worker while its first runs (see `launch_wanted`), so rows
-    // committed during a fold are this worker's to take. At most FOLD_ROUNDS, so
-    // that a steady stream of writers cannot keep one worker forever.
-    for _ in 0..FOLD_ROUNDS {
+    // Asked to drain, folds again, each time in a transaction of its own (whose
+    // snapshot sees the rows committed meanwhile), while the last fold found rows:
+    // a writer does not start a second worker while its first runs (see
+    // `launch_wanted`), so rows committed during a fold are this worker's to take.
+    // At most FOLD_ROUNDS, so that a steady stream of writers cannot keep one
+    // worker forever. A full batch is folded once: folding again at once what
+    // arrived meanwhile would fold the common terms far more often.
+    for _ in 0..rounds {
         let folded = BackgroundWorker::transaction(|| {
             Spi::connect_mut(|c| {
                 yield_locks(c);
@@ -154,7 +172,7 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
     // The lock is the session's: it goes when the worker exits, as here.
 }
 
-/// How many folds one worker makes at most (see `dedup_fold_worker_main`).
+/// How many folds one draining worker makes at most (see `dedup_fold_worker_main`).
 const FOLD_ROUNDS: usize = 100;
 
 /// Makes the worker, not a user's statement, give way on a row lock: a
