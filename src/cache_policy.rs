@@ -69,8 +69,9 @@ pub fn fold_check_share(setting: i64, batch: i64) -> f64 {
 ///
 /// With a batch B > 1 the stored df/cf already lag N by up to 2B documents (a
 /// batch fills while the previous one waits for its background fold; at 2B an
-/// insert folds inline), so entries 2B documents old are no staler than the table
-/// can be. Each re-validation of a whole read costs ~0.1 s at 50k terms; at B it
+/// insert folds inline, under READ COMMITTED; REPEATABLE READ and SERIALIZABLE
+/// writers rely on the worker alone), so entries 2B documents old are no staler
+/// than the table can be. Each re-validation of a whole read costs ~0.1 s at 50k terms; at B it
 /// was a seventh of a trigger insert's time.
 pub fn tolerance(n_docs: i64, stats_batch: i64) -> i64 {
     if n_docs < SMALL_COLLECTION {

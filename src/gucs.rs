@@ -5,7 +5,7 @@
 //! | `dedup.max_document_bytes` | 10MB | 1kB .. 1GB | larger `to_document` input is refused with 54000 |
 //! | `dedup.min_word_length` | 3 | 1 .. 64 | shorter words (in characters) are not terms |
 //! | `dedup.stats_batch` | 0 | 0 .. 100000 | committed transactions' statistics changes collected before they are folded into `term_stats` (0 = automatic: 1, at once, below 2,000 documents, then 0.5 % of the collection, at most 1,000) |
-//! | `dedup.background_fold` | on | on, off | a full batch is folded by a background worker after commit, not inside the insert; under REPEATABLE READ and SERIALIZABLE every writer's statistics are folded so |
+//! | `dedup.background_fold` | on | on, off | a full batch is folded by a background worker after commit, not inside the insert; under REPEATABLE READ and SERIALIZABLE every writer's statistics go through it |
 //! | `dedup.min_shared_keys` | 4 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
 //! | `dedup.similarity_threshold` | 0.8 | 0 .. 1 | `longest` signatures are candidates at this similarity |
 //! | `dedup.document_cache_size` | 32MB | 0 .. 1GB | per-backend memory for decoded, weighed documents (0 = off) |
@@ -61,7 +61,7 @@ pub fn init() {
     GucRegistry::define_bool_guc(
         c"dedup.background_fold",
         c"Whether a full batch of pending term statistics is folded by a background worker.",
-        c"On (the default): once dedup.stats_batch pending rows (one per committed transaction) are waiting, the transaction that reached the batch starts a background worker when it commits, and the fold runs there instead of inside an insert. Twice the batch pending is folded at once whatever this says (no free worker slot). Off: the transaction that reaches the batch folds it. Under REPEATABLE READ and SERIALIZABLE (while on) every transaction appends a pending row, whatever the batch, and the worker folds it: such a transaction cannot update statistics rows other writers change without failing with 40001. Values on and off.",
+        c"On (the default): once dedup.stats_batch pending rows (one per committed transaction) are waiting, the transaction that reached the batch starts a background worker when it commits, and the fold runs there instead of inside an insert. Twice the batch pending is folded at once whatever this says (no free worker slot), except by a REPEATABLE READ or SERIALIZABLE transaction. Off: the transaction that reaches the batch folds it. Under REPEATABLE READ and SERIALIZABLE (while on) every transaction appends a pending row, whatever the batch, and the worker folds it (after every commit below 2,000 documents, as often as commits count the pending rows above): such a transaction cannot update statistics rows other writers change without failing with 40001. Values on and off.",
         &BACKGROUND_FOLD,
         GucContext::Userset,
         GucFlags::default(),

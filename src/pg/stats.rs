@@ -131,13 +131,20 @@ pub fn subtransaction_ended(sub: u32, parent: u32, committed: bool) {
 /// `dedup.term_stats_pending` as one row, and once a batch is pending one session
 /// (or a background worker) folds them with a single upsert that touches each term
 /// once (see [`write_changes`]).
-pub fn flush() {
+///
+/// `preparing`: the transaction is being prepared (`PREPARE TRANSACTION`). Its
+/// changes are then written as under READ COMMITTED, whatever its isolation
+/// level: a fold asked for now would be forgotten at the PREPARE, and no session
+/// is there to ask for one at `COMMIT PREPARED`.
+pub fn flush(preparing: bool) {
     let all = DELTA.with(|d| d.borrow_mut().take());
     if !all.is_empty() {
         // Whoever commits, the statistics are written with the owner's rights.
         // On a Citus worker the statistics are reference tables (see `pg::citus`).
         with_snapshot(|| {
-            crate::pg::privilege::as_owner(|| crate::pg::citus::nested(|| write_changes(all, true)))
+            crate::pg::privilege::as_owner(|| {
+                crate::pg::citus::nested(|| write_changes(all, true, preparing))
+            })
         });
     }
 }
@@ -151,7 +158,7 @@ pub fn has_own_changes() -> bool {
 /// explicit `add_document`, `remove_document` and `flush_stats` do.
 pub fn flush_collection(coll_id: i32) {
     if let Some(d) = DELTA.with(|d| d.borrow_mut().take_one(coll_id)) {
-        write_changes(vec![(coll_id, d)], false);
+        write_changes(vec![(coll_id, d)], false, false);
     }
 }
 
@@ -178,12 +185,12 @@ const TERM_CHUNK: usize = 10_000;
 /// With a batch of 1 a transaction's terms go 10,000 ([`TERM_CHUNK`]) to a
 /// statement, so a text of a million distinct words needs no statement of all of
 /// them; a pending row holds all of a transaction's terms.
-fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool) {
+fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, preparing: bool) {
     if all.is_empty() {
         return;
     }
     let setting = crate::gucs::stats_batch();
-    let snapshot_only = appends_only();
+    let snapshot_only = !preparing && appends_only();
     Spi::connect_mut(|c| {
         for (coll_id, d) in all {
             let batch = crate::cache_policy::batch(setting, known_n(coll_id));

@@ -20,7 +20,9 @@
 //!
 //! Nothing is lost if no worker can start (all `max_worker_processes` slots busy)
 //! or a worker fails: the rows stay pending, and an insert that finds twice the
-//! batch pending folds them itself. A worker waits at most 100 ms for a row lock
+//! batch pending folds them itself (under READ COMMITTED: a REPEATABLE READ or
+//! SERIALIZABLE writer only appends, see `pg::stats::appends_only`, and its rows
+//! wait for the next worker). A worker waits at most 100 ms for a row lock
 //! ([`yield_locks`]), so it gives way to users' statements instead of deadlocking
 //! with them.
 
@@ -117,11 +119,7 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
         .map(|p| p.parse::<u32>().unwrap_or(0));
     let db = pg_sys::Oid::from(ids.next().unwrap_or(0));
     let user = pg_sys::Oid::from(ids.next().unwrap_or(0));
-    let rounds = if ids.next() == Some(1) {
-        FOLD_ROUNDS
-    } else {
-        1
-    };
+    let drain = ids.next() == Some(1);
     if db == pg_sys::InvalidOid || user == pg_sys::InvalidOid {
         return;
     }
@@ -140,39 +138,80 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
         );
     }
     let lock = FOLD_LOCK | coll_id as i64;
-    let got = BackgroundWorker::transaction(|| {
-        Spi::connect_mut(|c| {
-            c.update("SELECT pg_try_advisory_lock($1)", None, &[lock.into()])
-                .ok()
-                .and_then(|t| t.first().get::<bool>(1).ok().flatten())
-                .unwrap_or(false)
-        })
-    });
-    if !got {
-        return;
-    }
-    // Asked to drain, folds again, each time in a transaction of its own (whose
-    // snapshot sees the rows committed meanwhile), while the last fold found rows:
-    // a writer does not start a second worker while its first runs (see
-    // `launch_wanted`), so rows committed during a fold are this worker's to take.
-    // At most FOLD_ROUNDS, so that a steady stream of writers cannot keep one
-    // worker forever. A full batch is folded once: folding again at once what
-    // arrived meanwhile would fold the common terms far more often.
-    for _ in 0..rounds {
-        let folded = BackgroundWorker::transaction(|| {
+    // One query of one bigint argument and a boolean answer, in a transaction.
+    let ask = |q: &'static str, arg: i64| {
+        BackgroundWorker::transaction(|| {
             Spi::connect_mut(|c| {
-                yield_locks(c);
-                crate::pg::stats::fold(c, coll_id)
+                c.update(q, None, &[arg.into()])
+                    .ok()
+                    .and_then(|t| t.first().get::<bool>(1).ok().flatten())
+                    .unwrap_or(false)
             })
-        });
-        if folded == 0 {
-            break;
+        })
+    };
+    let mut rounds = 0;
+    loop {
+        if !ask("SELECT pg_try_advisory_lock($1)", lock) {
+            // Another worker folds the collection. Asked to drain, it looks for
+            // rows again after letting the lock go, so ours are its to take.
+            return;
+        }
+        // A full batch is folded once: folding again at once what arrived
+        // meanwhile would fold the common terms far more often. Asked to drain,
+        // folds again, each time in a transaction of its own (whose snapshot sees
+        // the rows committed meanwhile), while the last fold found rows: a writer
+        // does not start a second worker while its first runs (see
+        // `launch_wanted`), so rows committed during a fold are this worker's to
+        // take.
+        loop {
+            let folded = BackgroundWorker::transaction(|| {
+                Spi::connect_mut(|c| {
+                    yield_locks(c);
+                    crate::pg::stats::fold(c, coll_id)
+                })
+            });
+            rounds += 1;
+            if !drain
+                || folded == 0
+                || rounds >= FOLD_ROUNDS
+                || BackgroundWorker::sigterm_received()
+            {
+                break;
+            }
+        }
+        if !drain || rounds >= FOLD_ROUNDS || BackgroundWorker::sigterm_received() {
+            // The lock is the session's: it goes when the worker exits.
+            return;
+        }
+        // Lets the lock go, then looks once more: a worker that found the lock
+        // taken while this one made its last fold has left, and the row its
+        // writer committed is visible now. And looks a few times more before
+        // leaving: a writer whose commit lands between this worker's last look
+        // and its exit sees it still running and starts no other, and its row
+        // then waits for the next fold (the rarer, the longer the idle wait).
+        ask("SELECT pg_advisory_unlock($1)", lock);
+        let mut idle = 0;
+        while !ask(
+            "SELECT EXISTS (SELECT 1 FROM dedup.term_stats_pending WHERE collection_id = $1::int4)",
+            i64::from(coll_id),
+        ) {
+            idle += 1;
+            if idle > LINGER_LOOKS
+                || !BackgroundWorker::wait_latch(Some(std::time::Duration::from_millis(LINGER_MS)))
+            {
+                return;
+            }
         }
     }
-    // The lock is the session's: it goes when the worker exits, as here.
 }
 
-/// How many folds one draining worker makes at most (see `dedup_fold_worker_main`).
+/// How long a draining worker waits between its looks for new pending rows
+/// before it leaves, and how many looks it makes (see `dedup_fold_worker_main`).
+const LINGER_MS: u64 = 50;
+const LINGER_LOOKS: u32 = 10;
+
+/// How many folds one draining worker makes at most (see `dedup_fold_worker_main`),
+/// so that a steady stream of writers cannot keep one worker forever.
 const FOLD_ROUNDS: usize = 100;
 
 /// Makes the worker, not a user's statement, give way on a row lock: a

@@ -47,7 +47,7 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
         // Every row is in its table: the key locks can go before the statistics
         // rows are taken.
         crate::pg::keylocks::release();
-        crate::pg::stats::flush();
+        crate::pg::stats::flush(event == pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE);
     } else if event == pg_sys::XactEvent::XACT_EVENT_ABORT
         || event == pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT
     {
