@@ -6,15 +6,19 @@
 # fresh copy of it). Prints docs/s, the trigger's share of plain (trigger rate /
 # plain rate), the writers' ratio to one writer, the WAL per insert and what the
 # writers waited on. Builds and installs the extension (release) unless --skip-build.
-#   bash bench/ingest.sh [--rows N] [--seconds S] [--skip-build]
+#   bash bench/ingest.sh [--rows N] [--seconds S] [--isolation LEVEL] [--skip-build]
+# --isolation runs the single-row writers' transactions at that level ("repeatable
+# read", "serializable"; default the server's, read committed) and counts their
+# failed transactions (a serialization failure is not retried).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CLUSTER=${BENCH_CLUSTER:-/tmp/pg_dedup_ingest_bench} PORT=${BENCH_PORT:-54332} TARGET=/tmp/pg_dedup_bench_target
-rows=100000 seconds=20 skip_build=0
+rows=100000 seconds=20 skip_build=0 isolation=''
 while (($#)); do
   case "$1" in
     --rows) rows=$2; shift ;;
     --seconds) seconds=$2; shift ;;
+    --isolation) isolation=$2; shift ;;
     --skip-build) skip_build=1 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
@@ -107,14 +111,17 @@ for f in plain enabled; do
     done
     wal0=$(wq -c "SELECT pg_current_wal_lsn()")
     sampler "$seconds" > /tmp/pg_dedup_ingest_waits &
-    out=$(sudo -u postgres pgbench -n -c $c -j $c -T "$seconds" -f $script -h "$CLUSTER" -p "$PORT" -U postgres writers 2>/dev/null)
+    out=$(sudo -u postgres env PGOPTIONS="${isolation:+-c default_transaction_isolation=${isolation// /\\ }}" \
+      pgbench -n -c $c -j $c -T "$seconds" --max-tries=1 -f $script -h "$CLUSTER" -p "$PORT" -U postgres writers 2>/dev/null)
     wait
     tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out")
     n=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
+    failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
     walkb=$(wq -c "SELECT round(pg_wal_lsn_diff(pg_current_wal_lsn(), '$wal0') / 1024.0 / greatest($n, 1), 1)")
     [ $c = 1 ] && base[$f]=$tps
-    printf '%s: %d single-row writers: %s inserts/s (%.2fx one writer); WAL %s kB per insert; waits: %s\n' \
-      "$f" $c "$tps" "$(echo "$tps / ${base[$f]}" | bc -l)" "$walkb" "$(tail -1 /tmp/pg_dedup_ingest_waits)"
+    printf '%s: %d single-row writers%s: %s inserts/s (%.2fx one writer), %s failed; WAL %s kB per insert; waits: %s\n' \
+      "$f" $c "${isolation:+ ($isolation)}" "$tps" "$(echo "$tps / ${base[$f]}" | bc -l)" "${failed:-0}" "$walkb" \
+      "$(tail -1 /tmp/pg_dedup_ingest_waits)"
   done
 done
 q >/dev/null -c "DROP DATABASE IF EXISTS writers"

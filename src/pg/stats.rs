@@ -223,9 +223,14 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
                 if snapshot_only {
                     // Counting would read the pending rows other writers append
                     // (under SERIALIZABLE, a read/write dependency between any two
-                    // of them); the worker, in READ COMMITTED, folds whatever is
-                    // pending, however little.
-                    want_fold(coll_id, true);
+                    // of them): the worker, in READ COMMITTED, counts. In a small
+                    // collection (a batch of 1) it folds every row and drains; in
+                    // a larger one it folds once a batch is pending, as here.
+                    if batch > 1 {
+                        want_fold(coll_id, false, batch);
+                    } else {
+                        want_fold(coll_id, true, 0);
+                    }
                     continue;
                 }
                 // The count walks the collection's index entries (at most twice the
@@ -245,7 +250,7 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
                 let pending = stored(t.first().get::<i64>(1), "the pending row count");
                 if pending >= batch {
                     if crate::gucs::background_fold() && pending < 2 * batch {
-                        want_fold(coll_id, false);
+                        want_fold(coll_id, false, 0);
                     } else {
                         fold(c, coll_id);
                     }
@@ -468,14 +473,18 @@ pub struct FoldWish {
     /// The role to fold as.
     pub role: pg_sys::Oid,
     /// Whether the worker folds again while rows keep arriving (for writers under
-    /// REPEATABLE READ or SERIALIZABLE, whose every commit leaves a pending row),
-    /// or once (a full batch).
+    /// REPEATABLE READ or SERIALIZABLE in a small collection, whose every commit
+    /// leaves a pending row to fold at once), or once (a full batch).
     pub drain: bool,
+    /// How many pending rows the worker must find to fold (a batch, for writers
+    /// under REPEATABLE READ or SERIALIZABLE, which do not count them); 0: fold
+    /// whatever is pending.
+    pub min_rows: i64,
 }
 
 /// Notes that `coll_id`'s pending statistics should be folded once the current
-/// transaction commits; `drain` as in [`FoldWish`].
-fn want_fold(coll_id: i32, drain: bool) {
+/// transaction commits; `drain` and `min_rows` as in [`FoldWish`].
+fn want_fold(coll_id: i32, drain: bool, min_rows: i64) {
     // SAFETY: reads the current user: inside `flush` the extension owner (see
     // `privilege::as_owner`), whose rights a fold needs; a writer has none on the
     // statistics tables.
@@ -483,11 +492,15 @@ fn want_fold(coll_id: i32, drain: bool) {
     WANTED.with(|w| {
         let mut w = w.borrow_mut();
         match w.iter_mut().find(|f| f.coll_id == coll_id) {
-            Some(f) => f.drain |= drain,
+            Some(f) => {
+                f.drain |= drain;
+                f.min_rows = f.min_rows.min(min_rows);
+            }
             None => w.push(FoldWish {
                 coll_id,
                 role,
                 drain,
+                min_rows,
             }),
         }
     });

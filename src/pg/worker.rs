@@ -60,6 +60,7 @@ pub fn launch_wanted() {
         coll_id,
         role: user,
         drain,
+        min_rows,
     } in wanted
     {
         STARTED.with(|s| {
@@ -84,10 +85,11 @@ pub fn launch_wanted() {
                 .set_start_time(BgWorkerStartTime::RecoveryFinished)
                 .set_argument(coll_id.into_datum())
                 .set_extra(&format!(
-                    "{} {} {}",
+                    "{} {} {} {}",
                     db.to_u32(),
                     user.to_u32(),
-                    u8::from(drain)
+                    u8::from(drain),
+                    min_rows
                 ));
             let mut bgw: pg_sys::BackgroundWorker = (&builder).into();
             let mut handle: *mut pg_sys::BackgroundWorkerHandle = std::ptr::null_mut();
@@ -107,8 +109,8 @@ pub fn launch_wanted() {
 }
 
 /// The worker's entry point (named in [`launch_wanted`]). Its argument is the
-/// collection id; `bgw_extra` holds the database and user OIDs and whether to
-/// drain (see `pg::stats::FoldWish`).
+/// collection id; `bgw_extra` holds the database and user OIDs, whether to drain
+/// and the pending rows to wait for (see `pg::stats::FoldWish`).
 #[pg_guard]
 #[no_mangle]
 pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
@@ -120,6 +122,7 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
     let db = pg_sys::Oid::from(ids.next().unwrap_or(0));
     let user = pg_sys::Oid::from(ids.next().unwrap_or(0));
     let drain = ids.next() == Some(1);
+    let min_rows = i64::from(ids.next().unwrap_or(0));
     if db == pg_sys::InvalidOid || user == pg_sys::InvalidOid {
         return;
     }
@@ -154,6 +157,9 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
         if !ask("SELECT pg_try_advisory_lock($1)", lock) {
             // Another worker folds the collection. Asked to drain, it looks for
             // rows again after letting the lock go, so ours are its to take.
+            return;
+        }
+        if min_rows > 0 && !batch_pending(coll_id, min_rows) {
             return;
         }
         // A full batch is folded once: folding again at once what arrived
@@ -209,6 +215,24 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
 /// before it leaves, and how many looks it makes (see `dedup_fold_worker_main`).
 const LINGER_MS: u64 = 50;
 const LINGER_LOOKS: u32 = 10;
+
+/// Whether at least `min_rows` committed pending rows of the collection wait (the
+/// count walks at most that many index entries).
+fn batch_pending(coll_id: i32, min_rows: i64) -> bool {
+    BackgroundWorker::transaction(|| {
+        Spi::connect_mut(|c| {
+            c.update(
+                "SELECT count(*) >= $2 FROM (SELECT 1 FROM dedup.term_stats_pending \
+                 WHERE collection_id = $1 LIMIT $2) s",
+                None,
+                &[coll_id.into(), min_rows.into()],
+            )
+            .ok()
+            .and_then(|t| t.first().get::<bool>(1).ok().flatten())
+            .unwrap_or(false)
+        })
+    })
+}
 
 /// How many folds one draining worker makes at most (see `dedup_fold_worker_main`),
 /// so that a steady stream of writers cannot keep one worker forever.
