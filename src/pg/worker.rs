@@ -28,6 +28,7 @@
 
 use pgrx::bgworkers::SignalWakeFlags;
 use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime};
+use pgrx::datum::DatumWithOid;
 use pgrx::prelude::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -141,25 +142,22 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
         );
     }
     let lock = FOLD_LOCK | coll_id as i64;
-    // One query of one bigint argument and a boolean answer, in a transaction.
-    let ask = |q: &'static str, arg: i64| {
-        BackgroundWorker::transaction(|| {
-            Spi::connect_mut(|c| {
-                c.update(q, None, &[arg.into()])
-                    .ok()
-                    .and_then(|t| t.first().get::<bool>(1).ok().flatten())
-                    .unwrap_or(false)
-            })
-        })
-    };
     let mut rounds = 0;
     loop {
-        if !ask("SELECT pg_try_advisory_lock($1)", lock) {
+        if !ask("SELECT pg_try_advisory_lock($1)", &[lock.into()]) {
             // Another worker folds the collection. Asked to drain, it looks for
             // rows again after letting the lock go, so ours are its to take.
             return;
         }
-        if min_rows > 0 && !batch_pending(coll_id, min_rows) {
+        // Under a batch, only once a batch waits (the count walks at most that
+        // many index entries).
+        if min_rows > 0
+            && !ask(
+                "SELECT count(*) >= $2 FROM (SELECT 1 FROM dedup.term_stats_pending \
+                 WHERE collection_id = $1 LIMIT $2) s",
+                &[coll_id.into(), min_rows.into()],
+            )
+        {
             return;
         }
         // A full batch is folded once: folding again at once what arrived
@@ -195,11 +193,11 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
         // leaving: a writer whose commit lands between this worker's last look
         // and its exit sees it still running and starts no other, and its row
         // then waits for the next fold (the rarer, the longer the idle wait).
-        ask("SELECT pg_advisory_unlock($1)", lock);
+        ask("SELECT pg_advisory_unlock($1)", &[lock.into()]);
         let mut idle = 0;
         while !ask(
-            "SELECT EXISTS (SELECT 1 FROM dedup.term_stats_pending WHERE collection_id = $1::int4)",
-            i64::from(coll_id),
+            "SELECT EXISTS (SELECT 1 FROM dedup.term_stats_pending WHERE collection_id = $1)",
+            &[coll_id.into()],
         ) {
             idle += 1;
             if idle > LINGER_LOOKS
@@ -216,20 +214,15 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
 const LINGER_MS: u64 = 50;
 const LINGER_LOOKS: u32 = 10;
 
-/// Whether at least `min_rows` committed pending rows of the collection wait (the
-/// count walks at most that many index entries).
-fn batch_pending(coll_id: i32, min_rows: i64) -> bool {
+/// Runs one query with a boolean answer in a transaction of its own (false if it
+/// fails or answers NULL).
+fn ask(q: &str, args: &[DatumWithOid<'_>]) -> bool {
     BackgroundWorker::transaction(|| {
         Spi::connect_mut(|c| {
-            c.update(
-                "SELECT count(*) >= $2 FROM (SELECT 1 FROM dedup.term_stats_pending \
-                 WHERE collection_id = $1 LIMIT $2) s",
-                None,
-                &[coll_id.into(), min_rows.into()],
-            )
-            .ok()
-            .and_then(|t| t.first().get::<bool>(1).ok().flatten())
-            .unwrap_or(false)
+            c.update(q, None, args)
+                .ok()
+                .and_then(|t| t.first().get::<bool>(1).ok().flatten())
+                .unwrap_or(false)
         })
     })
 }
