@@ -132,7 +132,7 @@ pub fn candidates(
     limits: &crate::limits::Limits,
     window: Option<Interval>,
 ) -> Vec<Hit> {
-    if sig.keys.is_empty() {
+    if sig.keys.is_empty() || limit == 0 {
         return Vec::new();
     }
     let min_shared = limits.min_shared_keys;
@@ -167,6 +167,35 @@ pub fn candidates(
         let query = SignatureDatum::from_signature(sig)
             .into_datum()
             .unwrap_or(pg_sys::Datum::from(0usize));
+        // ORDER BY shared keys DESC, key: each key column's default btree order
+        // under its collation, as the SQL form sorted.
+        let cmps: Vec<Option<(*mut pg_sys::FmgrInfo, pg_sys::Oid)>> = t
+            .key_types
+            .iter()
+            .map(|&(typ, coll)| {
+                let tc = pg_sys::lookup_type_cache(typ, pg_sys::TYPECACHE_CMP_PROC_FINFO as i32);
+                ((*tc).cmp_proc_finfo.fn_oid != pg_sys::InvalidOid)
+                    .then(|| (&mut (*tc).cmp_proc_finfo as *mut pg_sys::FmgrInfo, coll))
+            })
+            .collect();
+        // The rows kept are the best `limit` so far in that order, best first: a row
+        // that would not be among them is passed over before anything of it is
+        // copied, so a lookup holds at most `limit` documents however many rows
+        // match (a table of texts sharing one template matches them all).
+        let order =
+            |a_shared: usize, a_key: &[pg_sys::Datum], b_shared: usize, b_key: &[pg_sys::Datum]| {
+                b_shared.cmp(&a_shared).then_with(|| {
+                    for (i, c) in cmps.iter().enumerate() {
+                        let Some((cmp, coll)) = *c else { continue };
+                        let r = pg_sys::FunctionCall2Coll(cmp, coll, a_key[i], b_key[i]);
+                        let o = (r.value() as i32).cmp(&0);
+                        if o != std::cmp::Ordering::Equal {
+                            return o;
+                        }
+                    }
+                    std::cmp::Ordering::Equal
+                })
+            };
         let mut rows: Vec<Row> = Vec::new();
         for leaf in t.leaves.iter().filter(|l| l.span.meets(window)) {
             LEAVES_SEARCHED.with(|c| c.set(c.get() + 1));
@@ -247,17 +276,38 @@ pub fn candidates(
                             continue;
                         }
                     }
-                    rows.push(Row {
-                        shared: row_sig.shared_keys(sig),
-                        key: k
-                            .iter()
-                            .zip(&lens)
-                            .map(|(&d, &(len, byval))| datum_copy(d, len, byval))
-                            .collect(),
-                        dup: attr(slot, leaf.dup_att).map(|d| datum_copy(d, dup_len.0, dup_len.1)),
-                        doc: datum_copy(doc, -1, false),
-                        in_progress,
+                    let shared = row_sig.shared_keys(sig);
+                    if let Some(worst) = rows.last() {
+                        if rows.len() == limit
+                            && order(shared, &k, worst.shared, &worst.key)
+                                != std::cmp::Ordering::Less
+                        {
+                            continue;
+                        }
+                    }
+                    let at = rows.partition_point(|r| {
+                        order(r.shared, &r.key, shared, &k) != std::cmp::Ordering::Greater
                     });
+                    rows.insert(
+                        at,
+                        Row {
+                            shared,
+                            key: k
+                                .iter()
+                                .zip(&lens)
+                                .map(|(&d, &(len, byval))| datum_copy(d, len, byval))
+                                .collect(),
+                            dup: attr(slot, leaf.dup_att)
+                                .map(|d| datum_copy(d, dup_len.0, dup_len.1)),
+                            doc: datum_copy(doc, -1, false),
+                            in_progress,
+                        },
+                    );
+                    if rows.len() > limit {
+                        if let Some(out) = rows.pop() {
+                            free_row(out, &lens, dup_len);
+                        }
+                    }
                 }
             }
             pg_sys::tbm_end_iterate(it);
@@ -269,31 +319,6 @@ pub fn candidates(
         }
         pop_query_snapshot(pushed);
 
-        // ORDER BY shared keys DESC, key: each key column's default btree order
-        // under its collation, as the SQL form sorted.
-        let cmps: Vec<Option<(*mut pg_sys::FmgrInfo, pg_sys::Oid)>> = t
-            .key_types
-            .iter()
-            .map(|&(typ, coll)| {
-                let tc = pg_sys::lookup_type_cache(typ, pg_sys::TYPECACHE_CMP_PROC_FINFO as i32);
-                ((*tc).cmp_proc_finfo.fn_oid != pg_sys::InvalidOid)
-                    .then(|| (&mut (*tc).cmp_proc_finfo as *mut pg_sys::FmgrInfo, coll))
-            })
-            .collect();
-        rows.sort_by(|a, b| {
-            b.shared.cmp(&a.shared).then_with(|| {
-                for (i, c) in cmps.iter().enumerate() {
-                    let Some((cmp, coll)) = *c else { continue };
-                    let r = pg_sys::FunctionCall2Coll(cmp, coll, a.key[i], b.key[i]);
-                    let o = (r.value() as i32).cmp(&0);
-                    if o != std::cmp::Ordering::Equal {
-                        return o;
-                    }
-                }
-                std::cmp::Ordering::Equal
-            })
-        });
-        rows.truncate(limit);
         rows.into_iter()
             .map(|r| Hit {
                 key: key_text(t, &r.key),
@@ -415,6 +440,27 @@ unsafe fn type_len_byval(typ: pg_sys::Oid) -> (i16, bool) {
         let mut byval = false;
         pg_sys::get_typlenbyval(typ, &mut len, &mut byval);
         (len, byval)
+    }
+}
+
+/// Frees the copies [`datum_copy`] made of a row that left the kept set.
+///
+/// # Safety
+/// `row` holds copies made by [`datum_copy`] with these lengths.
+unsafe fn free_row(row: Row, lens: &[(i16, bool)], dup_len: (i16, bool)) {
+    // SAFETY: the caller upholds this function's contract (see its comment).
+    unsafe {
+        for (d, &(_, byval)) in row.key.iter().zip(lens) {
+            if !byval {
+                pg_sys::pfree(d.cast_mut_ptr());
+            }
+        }
+        if let Some(d) = row.dup {
+            if !dup_len.1 {
+                pg_sys::pfree(d.cast_mut_ptr());
+            }
+        }
+        pg_sys::pfree(row.doc.cast_mut_ptr());
     }
 }
 
