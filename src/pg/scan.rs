@@ -8,7 +8,8 @@
 //! a bitmap scan of the table's GIN signature index, the heap pages it names through
 //! the table AM's bitmap-scan interface (which handles visibility, HOT chains and lossy
 //! pages, as a `Bitmap Heap Scan` node does), the `%` test on every row (it is cheap,
-//! and it is the recheck a lossy page needs), then the order and the limit. On a
+//! and it is the recheck a lossy page needs), keeping the best `limit` rows in the
+//! query's order as it goes (only those are copied). On a
 //! partitioned table it does so in every leaf partition the time window meets
 //! (`pg::partitions`, `crate::window`), and orders the rows of all of them. The SQL
 //! form stays for a table whose signature index is missing or unusable, and for a
