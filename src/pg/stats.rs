@@ -233,21 +233,7 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
                     }
                     continue;
                 }
-                // The count walks the collection's index entries (at most twice the
-                // batch live): a sequential or bitmap scan would read every entry
-                // and page the folds have emptied since the last vacuum, and the
-                // planner, which sees a small table, chooses one.
-                let index_only = [(c"enable_seqscan", c"off"), (c"enable_bitmapscan", c"off")];
-                let t = crate::pg::guc_scope::with_settings(&index_only, || {
-                    cache::update(
-                        c,
-                        "SELECT count(*) FROM (SELECT 1 FROM dedup.term_stats_pending \
-                         WHERE collection_id = $1 LIMIT $2) s",
-                        None,
-                        &[coll_id.into(), (2 * batch).into()],
-                    )
-                });
-                let pending = stored(t.first().get::<i64>(1), "the pending row count");
+                let pending = pending_rows(c, coll_id, 2 * batch);
                 if pending >= batch {
                     if crate::gucs::background_fold() && pending < 2 * batch {
                         want_fold(coll_id, false, 0);
@@ -386,6 +372,24 @@ fn with_snapshot<R>(f: impl FnOnce() -> R) -> R {
         unsafe { pg_sys::PopActiveSnapshot() };
     }
     r
+}
+
+/// How many committed pending rows a collection has, counting at most `cap`. The
+/// count walks the collection's index entries: a sequential or bitmap scan would
+/// read every entry and page the folds have emptied since the last vacuum, and the
+/// planner, which sees a small table, chooses one.
+pub(crate) fn pending_rows(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32, cap: i64) -> i64 {
+    let index_only = [(c"enable_seqscan", c"off"), (c"enable_bitmapscan", c"off")];
+    let t = crate::pg::guc_scope::with_settings(&index_only, || {
+        cache::update(
+            c,
+            "SELECT count(*) FROM (SELECT 1 FROM dedup.term_stats_pending \
+             WHERE collection_id = $1 LIMIT $2) s",
+            None,
+            &[coll_id.into(), cap.into()],
+        )
+    });
+    stored(t.first().get::<i64>(1), "the pending row count")
 }
 
 /// Folds every committed pending row of a collection: deletes them, upserts their

@@ -149,14 +149,11 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
             // rows again after letting the lock go, so ours are its to take.
             return;
         }
-        // Under a batch, only once a batch waits (the count walks at most that
-        // many index entries).
+        // Under a batch, only once a batch waits.
         if min_rows > 0
-            && !ask(
-                "SELECT count(*) >= $2 FROM (SELECT 1 FROM dedup.term_stats_pending \
-                 WHERE collection_id = $1 LIMIT $2) s",
-                &[coll_id.into(), min_rows.into()],
-            )
+            && BackgroundWorker::transaction(|| {
+                Spi::connect_mut(|c| crate::pg::stats::pending_rows(c, coll_id, min_rows))
+            }) < min_rows
         {
             return;
         }
