@@ -4,8 +4,10 @@
 # an enabled table against the same into a plain table, and 1, 2 and 4 concurrent
 # single-row writers (pgbench) against an enabled table of N rows (each run on a
 # fresh copy of it). Prints docs/s, the trigger's share of plain (trigger rate /
-# plain rate), the writers' ratio to one writer, the WAL per insert and what the
-# writers waited on. Builds and installs the extension (release) unless --skip-build.
+# plain rate), a floor for the bulk load (the analysis, and storing the trigger's
+# documents and signatures with the same GIN index, without the trigger), the
+# writers' ratio to one writer, the WAL and the machine's CPU per insert, and what
+# the writers waited on. Builds and installs the extension (release) unless --skip-build.
 #   bash bench/ingest.sh [--rows N] [--seconds S] [--isolation LEVEL] [--skip-build]
 # --isolation runs the single-row writers' transactions at that level ("repeatable
 # read", "serializable"; default the server's, read committed) and counts their
@@ -67,6 +69,22 @@ for how in select copy; do
   marked=$(q -c "SELECT count(*) FROM enabled WHERE duplicate_of IS NOT NULL")
   printf '%s of %s rows: trigger %.2f s = %s docs/s (%s marked), plain %.2f s = %s docs/s, trigger share %s %%\n' \
     "$label" "$rows" "$te" "$(rate "$te")" "$marked" "$tp" "$(rate "$tp")" "$(echo "scale=1; 100 * $tp / $te" | bc)"
+  if [ $how = select ]; then
+    # The floor: what any trigger must do for a row before it looks anything up,
+    # timed without the trigger. The analysis alone (to_document of every text), plus
+    # storing the documents and signatures the trigger made into a table with the
+    # same GIN index (no lookup, no decision, no statistics, and the signatures
+    # not even computed): a lower bound of a trigger insert's cost.
+    ta=$(timed -c "SELECT count(dedup.to_document(body)) FROM stream")
+    q >/dev/null -c "DROP TABLE IF EXISTS floor" \
+      -c "CREATE TABLE floor (id bigint PRIMARY KEY, body text, dedup_doc dedup.document, dedup_sig dedup.signature)" \
+      -c "CREATE INDEX ON floor USING gin (dedup_sig) WITH (fastupdate = off)"
+    ts=$(timed -c "INSERT INTO floor SELECT id, body, dedup_doc, dedup_sig FROM enabled ORDER BY id")
+    tf=$(echo "$ta + $ts" | bc)
+    printf 'floor of %s rows (analysis %.2f s + storing the documents and indexed signatures %.2f s, no trigger): %s docs/s, share of plain %s %%; the trigger runs at %s %% of the floor\n' \
+      "$rows" "$ta" "$ts" "$(rate "$tf")" "$(echo "scale=1; 100 * $tp / $tf" | bc)" "$(echo "scale=1; 100 * $tf / $te" | bc)"
+    q >/dev/null -c "DROP TABLE floor"
+  fi
 done
 # Concurrent single-row writers, each insert its own autocommit transaction, of
 # texts that are mostly new, into the tables just loaded. Each run starts from the
@@ -110,17 +128,28 @@ for f in plain enabled; do
       sleep 1
     done
     wal0=$(wq -c "SELECT pg_current_wal_lsn()")
+    read -r _ u0 n0 s0 i0 w0 q0 r0 _ <<<"$(head -1 /proc/stat)"
     sampler "$seconds" > /tmp/pg_dedup_ingest_waits &
     out=$(sudo -u postgres env PGOPTIONS="${isolation:+-c default_transaction_isolation=${isolation// /\\ }}" \
       pgbench -n -c $c -j $c -T "$seconds" --max-tries=1 -f $script -h "$CLUSTER" -p "$PORT" -U postgres writers 2>/dev/null)
     wait
+    # The whole machine's CPU while they ran (all processes: the backends,
+    # pgbench, the WAL writer, fold workers): busy share and milliseconds of CPU
+    # per insert. One writer's busy share b bounds what more writers can reach on
+    # these cores at the same CPU per insert: 1 / b times one writer.
+    read -r _ u1 n1 s1 i1 w1 q1 r1 _ <<<"$(head -1 /proc/stat)"
+    busy=$(( (u1 - u0) + (n1 - n0) + (s1 - s0) + (q1 - q0) + (r1 - r0) )) idle=$(( (i1 - i0) + (w1 - w0) ))
     tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out")
     n=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
     failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
     walkb=$(wq -c "SELECT round(pg_wal_lsn_diff(pg_current_wal_lsn(), '$wal0') / 1024.0 / greatest($n, 1), 1)")
     [ $c = 1 ] && base[$f]=$tps
-    printf '%s: %d single-row writers%s: %s inserts/s (%.2fx one writer), %s failed; WAL %s kB per insert; waits: %s\n' \
+    share=$(echo "scale=3; $busy / ($busy + $idle)" | bc)
+    cpums=$(echo "scale=3; $(nproc) * $seconds * 1000 * $share / ${n:-1}" | bc)
+    printf '%s: %d single-row writers%s: %s inserts/s (%.2fx one writer), %s failed; WAL %s kB per insert; machine CPU busy %.0f %%, %.2f ms CPU per insert%s; waits: %s\n' \
       "$f" $c "${isolation:+ ($isolation)}" "$tps" "$(echo "$tps / ${base[$f]}" | bc -l)" "${failed:-0}" "$walkb" \
+      "$(echo "100 * $share" | bc)" "$cpums" \
+      "$([ $c = 1 ] && printf ' (CPU bound for more writers on %d cores: %.2fx)' "$(nproc)" "$(echo "1 / $share" | bc -l)")" \
       "$(tail -1 /tmp/pg_dedup_ingest_waits)"
   done
 done
