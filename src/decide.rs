@@ -39,6 +39,36 @@ pub fn threshold_rule(rho: &[f64; N_FEATURES]) -> f64 {
     }
 }
 
+/// The decision value an exact copy gets at least, whatever the model says.
+///
+/// Two bodies with the same fingerprint (the same words in the same order, numbers
+/// included: see `text::fingerprint`) add nothing to each other, which is what
+/// D(ρ(a,b)) = 1 means. A model may still score such a pair below zero through the
+/// features that are not about the text (the time between the two, their sources'
+/// authority): the built-in model, trained on news, does so for copies published
+/// more than a day or two apart, and a re-posted advertisement or a re-uploaded
+/// paper is a copy whenever it comes. So an exact copy is a duplicate in both
+/// directions under every model and the threshold rule; among several candidates
+/// it ranks at least as high as a near-copy scored up to this value.
+pub const EXACT_COPY_SCORE: f64 = 1.0;
+
+/// Whether two documents' bodies are exact copies: equal fingerprints, and not
+/// the fingerprint of a body without words (0).
+pub fn exact_copy(a_fingerprint: u128, b_fingerprint: u128) -> bool {
+    a_fingerprint != 0 && a_fingerprint == b_fingerprint
+}
+
+/// `score` (a model's or the threshold rule's decision value), raised to
+/// [`EXACT_COPY_SCORE`] for an exact copy.
+pub fn with_exact_copy(score: f64, exact: bool) -> f64 {
+    if exact {
+        // NaN is no duplicate; max() would pick the other operand anyway.
+        score.max(EXACT_COPY_SCORE)
+    } else {
+        score
+    }
+}
+
 /// An upper bound of [`threshold_rule`] over every ρ within `ranges` (see
 /// `features::bounds`): the rule never exceeds its best margin, and the margin is
 /// monotone in the text and sentence distances.
@@ -431,6 +461,19 @@ mod tests {
         // Same template, other numbers: not a duplicate.
         assert!(threshold_rule(&rho(0.01, 0.8, 0.9)) < 0.0);
         assert!(threshold_rule(&rho(f64::NAN, 0.0, f64::NAN)) < 0.0);
+    }
+
+    #[test]
+    fn exact_copies_are_duplicates_whatever_the_score() {
+        assert!(exact_copy(7, 7));
+        assert!(!exact_copy(7, 8));
+        // Two bodies without words are no copies of each other.
+        assert!(!exact_copy(0, 0));
+        assert_eq!(with_exact_copy(-3.5, true), EXACT_COPY_SCORE);
+        assert_eq!(with_exact_copy(2.5, true), 2.5);
+        assert_eq!(with_exact_copy(f64::NAN, true), EXACT_COPY_SCORE);
+        assert_eq!(with_exact_copy(-3.5, false), -3.5);
+        assert!(with_exact_copy(f64::NAN, false).is_nan());
     }
 
     #[test]

@@ -610,6 +610,8 @@ struct Head {
 /// no per-segment vectors. Terms and numbers are hashed as `features` hashes them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Skim {
+    /// [`Document::fingerprint`].
+    pub fingerprint: u128,
     pub images: u32,
     pub links: u32,
     pub published_at: Option<i64>,
@@ -742,6 +744,7 @@ impl Skim {
         let terms = h(&d.terms);
         let (bigrams, lead_bigrams) = sentence_bigrams(&terms, &d.sentences);
         Skim {
+            fingerprint: d.fingerprint,
             images: d.images,
             links: d.links,
             published_at: d.published_at,
@@ -805,6 +808,7 @@ impl Document {
             return Err(DedupError::invalid_binary("document has trailing bytes"));
         }
         Ok(Skim {
+            fingerprint: head.fingerprint,
             number_words,
             bigrams: sorted_unique(bigrams),
             lead_bigrams: sorted_unique(lead_bigrams),

@@ -714,6 +714,8 @@ const COSINE_SLACK: f64 = 1e-9;
 /// decoding the document.
 #[derive(Debug, Clone, Default)]
 pub struct Unweighed {
+    /// The document's exact-copy key ([`crate::document::Document::fingerprint`]).
+    pub fingerprint: u128,
     terms: Vec<u64>,
     title_terms: Vec<u64>,
     sentences: SegmentSet,
@@ -759,6 +761,7 @@ impl Unweighed {
         number_set.sort_unstable();
         number_set.dedup();
         Unweighed {
+            fingerprint: s.fingerprint,
             number_keys: number_keys_of(s.digits.iter().copied(), s.number_words.into_iter()),
             bigrams: s.bigrams,
             lead_bigrams: s.lead_bigrams,

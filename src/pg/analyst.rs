@@ -3,9 +3,9 @@
 //! every candidate pair is judged in both directions, as the trigger does.
 
 use crate::decide::{self, Member};
-use crate::pg::ingest::{score, table_config, verdict_of};
+use crate::pg::ingest::table_config;
 use crate::pg::lookup;
-use crate::pg::models::{self, verdict, Authorities, Loaded, WithAuthority};
+use crate::pg::models::{self, verdict, verdict_of, Authorities, Loaded, WithAuthority};
 use crate::pg::privilege::{self, as_owner};
 use crate::pg::spi_err;
 use crate::pg::types::{required, DocRef};
@@ -155,12 +155,12 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
             } else {
                 (lo, hi, wl, wh)
             };
-            let (ab, ba) = models::both_ways(wa, wb);
+            let (score_ab, score_ba) = models::scores(model.as_deref(), wa, wb);
             rows.push(PairRow {
                 a: keys[a as usize].clone(),
                 b: keys[b as usize].clone(),
-                score_ab: score(model.as_deref(), &ab),
-                score_ba: score(model.as_deref(), &ba),
+                score_ab,
+                score_ba,
             });
         }
         for &(lo, hi, _) in &work[i..j] {

@@ -12,7 +12,7 @@ use crate::pg::collections::{self, Collection};
 use crate::pg::config_cache;
 use crate::pg::keylocks;
 use crate::pg::lookup;
-use crate::pg::models::{self, verdict, Authorities, Loaded, WithAuthority};
+use crate::pg::models::{self, verdict, verdict_of, Authorities, Loaded, WithAuthority};
 use crate::pg::partitions;
 use crate::pg::privilege::{self, as_owner};
 use crate::pg::raise;
@@ -461,23 +461,6 @@ fn leaf_target(
     })
 }
 
-/// Decision value for "a duplicates b" under a model, or the threshold rule.
-pub fn score(model: Option<&Loaded>, rho: &[f64; N_FEATURES]) -> f64 {
-    match model {
-        Some(m) => m.model.decision(rho),
-        None => decide::threshold_rule(rho),
-    }
-}
-
-pub fn verdict_of(new_dup: bool, cand_dup: bool) -> verdict {
-    match (new_dup, cand_dup) {
-        (false, false) => verdict::distinct,
-        (true, false) => verdict::a_duplicates_b,
-        (false, true) => verdict::b_duplicates_a,
-        (true, true) => verdict::mutual,
-    }
-}
-
 /// A candidate row: key and its own `duplicate_of`, and the transaction that
 /// inserted it when that is still in progress (a writer's dirty lookup).
 struct Candidate {
@@ -677,6 +660,9 @@ impl Pruner<'_> {
     /// `Some(bound on "new duplicates it")` when the candidate is ruled out.
     fn rules_out(&self, cand: &Sketched, auth: &Authorities) -> Option<f64> {
         let (new, model, positive) = self.new?;
+        if decide::exact_copy(new.doc().fingerprint, cand.sketch.fingerprint) {
+            return None; // a duplicate whatever the bounds say
+        }
         let (ab, ba) = crate::features::bounds(
             &new.side(),
             &new.w.prep,
@@ -746,12 +732,12 @@ fn judge(
                 }
                 Err(_) => return None,
             };
-            let (ab, ba) = models::both_ways(new, w);
+            let (score_new_dup, score_cand_dup) = models::scores(model, new, w);
             let j = Judged {
                 key: c.key.clone(),
                 duplicate_of: c.duplicate_of.clone(),
-                score_new_dup: score(model, &ab),
-                score_cand_dup: score(model, &ba),
+                score_new_dup,
+                score_cand_dup,
             };
             Some((j, c.in_progress))
         })

@@ -2,6 +2,7 @@
 //! `pair_score`, `explain_pair`, `evaluate`, model export/import, source
 //! authority, and the per-backend model cache.
 
+use crate::decide;
 use crate::document::Document;
 use crate::error::DedupError;
 use crate::features::{self, Side, FEATURE_NAMES, N_FEATURES};
@@ -28,6 +29,16 @@ impl From<PairOutcome> for verdict {
             PairOutcome::BDuplicatesA => verdict::b_duplicates_a,
             PairOutcome::Mutual => verdict::mutual,
         }
+    }
+}
+
+/// The verdict of a pair from its two decisions: "a duplicates b", "b duplicates a".
+pub fn verdict_of(a_dup: bool, b_dup: bool) -> verdict {
+    match (a_dup, b_dup) {
+        (false, false) => verdict::distinct,
+        (true, false) => verdict::a_duplicates_b,
+        (false, true) => verdict::b_duplicates_a,
+        (true, true) => verdict::mutual,
     }
 }
 
@@ -117,6 +128,23 @@ pub fn with_authority(w: Rc<Weighed>, auth: &Authorities) -> WithAuthority {
 /// ρ(a,b) and ρ(b,a).
 pub fn both_ways(a: &WithAuthority, b: &WithAuthority) -> ([f64; N_FEATURES], [f64; N_FEATURES]) {
     features::compare_prepared(&a.side(), &a.w.prep, &b.side(), &b.w.prep)
+}
+
+/// The decision values for "a duplicates b" and "b duplicates a": the model's (the
+/// threshold rule's without one), at least [`decide::EXACT_COPY_SCORE`] both ways
+/// for an exact copy. Every verdict (the trigger, `is_duplicate`, `find_original`,
+/// `pairs`, `groups`, `classify_pair`, `pair_score`) is made here.
+pub fn scores(model: Option<&Loaded>, a: &WithAuthority, b: &WithAuthority) -> (f64, f64) {
+    let (ab, ba) = both_ways(a, b);
+    let one = |rho: &[f64; N_FEATURES]| match model {
+        Some(m) => m.model.decision(rho),
+        None => decide::threshold_rule(rho),
+    };
+    let exact = decide::exact_copy(a.doc().fingerprint, b.doc().fingerprint);
+    (
+        decide::with_exact_copy(one(&ab), exact),
+        decide::with_exact_copy(one(&ba), exact),
+    )
 }
 
 /// The names of the features of `compare`, in order.
@@ -355,9 +383,8 @@ fn readable_model(name: &str, what: &str) -> Rc<Loaded> {
 }
 
 pub fn classify(m: &Loaded, a: &WithAuthority, b: &WithAuthority) -> (verdict, f64) {
-    let (ab, ba) = both_ways(a, b);
-    let o = m.model.outcome(&ab, &ba);
-    (o.into(), m.model.decision(&ab))
+    let (ab, ba) = scores(Some(m), a, b);
+    (verdict_of(ab > 0.0, ba > 0.0), ab)
 }
 
 /// The verdict for a pair from both directions: D(ρ(a,b)) and D(ρ(b,a)).
@@ -373,7 +400,7 @@ fn classify_pair(model: &str, a: DocRef, b: DocRef) -> verdict {
 fn pair_score(model: &str, a: DocRef, b: DocRef) -> f64 {
     let m = readable_model(model, "dedup.pair_score");
     let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &m.collection));
-    m.model.decision(&both_ways(&a, &b).0)
+    scores(Some(&m), &a, &b).0
 }
 
 /// Each feature's value and contribution to the decision, in both directions.

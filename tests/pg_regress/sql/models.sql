@@ -104,3 +104,28 @@ DROP TABLE rule_t;
 CREATE TABLE act_t (id int PRIMARY KEY, body text);
 SELECT err($$SELECT dedup.enable('act_t', 'body', action => NULL)$$);
 DROP TABLE act_t;
+
+-- An exact copy is a duplicate whatever the model: the built-in model alone keeps
+-- an identical text published 15 days later apart (its time features), and a
+-- template with another number stays apart.
+CREATE TABLE exact_t (id int PRIMARY KEY, body text, published timestamptz);
+SELECT dedup.enable('exact_t', 'body', published_at => 'published');
+INSERT INTO exact_t VALUES
+  (1, 'Центробанк повысил ключевую ставку до 21 процента годовых, сообщила пресс-служба регулятора. Решение совет директоров принял единогласно.', '2024-01-05'),
+  (2, 'Центробанк повысил ключевую ставку до 21 процента годовых, сообщила пресс-служба регулятора. Решение совет директоров принял единогласно.', '2024-01-20'),
+  (3, 'ЦЕНТРОБАНК повысил ключевую ставку до 21 процента годовых — сообщила пресс-служба регулятора! Решение совет директоров принял единогласно', '2024-03-02'),
+  (4, 'Центробанк повысил ключевую ставку до 22 процентов годовых, сообщила пресс-служба регулятора. Решение совет директоров принял единогласно.', '2024-03-03');
+SELECT id, duplicate_of, dedup_verdict FROM exact_t ORDER BY id;
+SELECT a, b, verdict, score >= 1 AS at_least_one FROM dedup.pairs('exact_t') ORDER BY a, b;
+SELECT dedup.classify_pair('default', a.dedup_doc, b.dedup_doc), dedup.pair_score('default', a.dedup_doc, b.dedup_doc) >= 1
+  FROM exact_t a, exact_t b WHERE a.id = 1 AND b.id = 2;
+SELECT dedup.classify_pair('default', a.dedup_doc, b.dedup_doc) FROM exact_t a, exact_t b WHERE a.id = 1 AND b.id = 4;
+SELECT dedup.is_duplicate('exact_t', body, published_at => '2025-01-01') FROM exact_t WHERE id = 1;
+SELECT key, verdict FROM dedup.find_original('exact_t', dedup.to_document((SELECT body FROM exact_t WHERE id = 1), published_at => '2025-01-01'))
+ ORDER BY score DESC LIMIT 1;
+-- What the time features say alone, as explain_pair shows it: against.
+SELECT contribution_ab < 0 AS time_gap_against
+  FROM exact_t a, exact_t b, dedup.explain_pair('default', a.dedup_doc, b.dedup_doc) e
+ WHERE a.id = 2 AND b.id = 1 AND e.feature = 'time_gap';
+SELECT dedup.disable('exact_t');
+DROP TABLE exact_t;
