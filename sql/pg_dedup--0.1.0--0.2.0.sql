@@ -980,6 +980,16 @@ BEGIN
     END LOOP;
 END $$;
 
+-- The rows 'skip' kept out of a table, for the table's owner (and the roles that
+-- have its rights): to read them, and to delete them once dealt with. The
+-- configuration rights read dedup.rejected itself. security_barrier: the filter
+-- runs before any function of the caller's sees a row.
+CREATE VIEW dedup.rejected_rows WITH (security_barrier) AS
+SELECT r.id, r.tbl, r.row_data, r.original_key, r.verdict, r.score, r.rejected_at
+FROM dedup.rejected r
+WHERE pg_catalog.pg_has_role((SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = r.tbl), 'USAGE');
+COMMENT ON VIEW dedup.rejected_rows IS 'The rows action ''skip'' kept out of the tables the caller owns: read them, DELETE them once dealt with';
+
 -- Privileges: PUBLIC may use the schema (its types, and the functions it may
 -- execute) and read its configuration, and nothing else of the extension's
 -- tables; the trigger, and enable's registration, do their bookkeeping with the
@@ -992,6 +1002,7 @@ REVOKE ALL ON ALL SEQUENCES IN SCHEMA dedup FROM PUBLIC;
 -- statistics, models, sources and rejected rows stay private.
 GRANT SELECT ON dedup.enabled_tables, dedup.collections, dedup.collection_tables TO PUBLIC;
 GRANT SELECT ON dedup.status TO PUBLIC;
+GRANT SELECT, DELETE ON dedup.rejected_rows TO PUBLIC;
 -- Two internal functions change a collection's statistics (written at commit with
 -- the owner's rights): only the SECURITY DEFINER triggers that call them may.
 REVOKE EXECUTE ON FUNCTION dedup._forget(oid, dedup.document) FROM PUBLIC;

@@ -70,7 +70,7 @@ impl Params {
         if !(k1.is_finite() && (0.0..=10.0).contains(&k1)) {
             return Err(DedupError::InvalidParameter {
                 msg: format!("k1 must be between 0 and 10, got {k1}"),
-                hint: Some("1.2 is the usual value".into()),
+                hint: Some("2.0 is the default, 1.2 the usual BM25 value".into()),
             });
         }
         if !(b.is_finite() && (0.0..=1.0).contains(&b)) {

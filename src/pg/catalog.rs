@@ -4,6 +4,7 @@
 use crate::error::DedupError;
 use crate::pg::collections::load;
 use crate::pg::lookup;
+use crate::pg::privilege::require_configuration;
 use crate::pg::spi_err;
 use crate::pg::stats::forget_own_changes;
 use crate::pg::types::JsonArg;
@@ -29,6 +30,7 @@ fn create_collection(
             "collection name must not be empty",
         ));
     }
+    require_configuration("dedup.collections", "INSERT", "dedup.create_collection");
     let lang = Lang::parse(lang).or_raise();
     let weighting = Weighting::parse(weighting).or_raise();
     Params::new(weighting, k1, b).or_raise();
@@ -97,6 +99,11 @@ fn create_collection(
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn set_collection_options(collection: &str, options: JsonArg) -> JsonB {
     let coll = load(collection);
+    require_configuration(
+        "dedup.collections",
+        "UPDATE",
+        "dedup.set_collection_options",
+    );
     let serde_json::Value::Object(changes) = options.0 else {
         raise(DedupError::invalid_parameter(
             "options must be a jsonb object",
@@ -177,6 +184,7 @@ pub fn create_default_collection(name: &str) {
 #[pg_extern(volatile, strict, parallel_unsafe)]
 pub fn drop_collection(name: &str) {
     let coll = load(name);
+    require_configuration("dedup.collections", "DELETE", "dedup.drop_collection");
     let users = lookup::one_with_args::<String>(
         "SELECT string_agg(e.tbl::regclass::text, ', ' ORDER BY e.tbl::regclass::text) \
          FROM dedup.enabled_tables e WHERE e.collection_id = $1",

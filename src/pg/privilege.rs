@@ -162,6 +162,29 @@ pub fn reads_configuration(role: pg_sys::Oid) -> bool {
     .unwrap_or(false)
 }
 
+/// Raises 42501, with the grant README gives, unless the caller holds `privilege`
+/// (`INSERT`, `UPDATE`, `DELETE`) on the extension's table `table`: the
+/// configuration functions run with the caller's rights, and without this check
+/// their first statement would fail with PostgreSQL's bare "permission denied for
+/// table …".
+pub fn require_configuration(table: &str, privilege: &str, what: &str) {
+    let granted = lookup::one_with_args::<bool>(
+        "SELECT pg_catalog.has_table_privilege($1, $2, $3)",
+        &[caller().into(), table.into(), privilege.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(false);
+    if !granted {
+        raise(DedupError::InsufficientPrivilege {
+            msg: format!("permission denied for {what}"),
+            hint: Some(format!(
+                "{what} needs the configuration rights ({privilege} on {table}): the extension's owner can GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA dedup and USAGE ON ALL SEQUENCES IN SCHEMA dedup to a DBA role (README, Security)"
+            )),
+        });
+    }
+}
+
 /// The tables a collection reads (that still exist), or None when there is no
 /// such collection. Read as the extension's owner.
 pub fn collection_tables(collection: &str) -> Option<Vec<pg_sys::Oid>> {

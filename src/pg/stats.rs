@@ -449,9 +449,14 @@ fn delete_empty(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32, ctids: Vec<Strin
 /// rows (committed transactions' changes) were folded.
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn flush_stats(collection: &str) -> i64 {
-    let coll = load(collection);
-    flush_collection(coll.id);
-    Spi::connect_mut(|c| fold(c, coll.id))
+    // Whoever may read the collection (the owners of its tables, say) may have its
+    // pending changes folded: it is what the fold worker does anyway, as the
+    // extension's owner.
+    crate::pg::privilege::reading_collection(collection, "dedup.flush_stats", || {
+        let coll = load(collection);
+        flush_collection(coll.id);
+        Spi::connect_mut(|c| fold(c, coll.id))
+    })
 }
 
 /// Adds a document to a collection's statistics.

@@ -443,7 +443,7 @@ fn _trigger<'a>(
                     msg: "duplicate text rejected by pg_dedup".into(),
                     detail,
                     hint: Some(
-                        "dedup.enable(..., action => 'mark') stores duplicates and marks them instead"
+                        "to store duplicates and mark them instead, dedup.disable the table and dedup.enable it again with action => 'mark'"
                             .into(),
                     ),
                 });

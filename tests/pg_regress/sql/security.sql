@@ -184,7 +184,35 @@ INSERT INTO sec_owned2 VALUES ('x', 'Совсем другой текст о п�
 ALTER TABLE sec_owned2 ALTER COLUMN id TYPE regress_key;
 SELECT err($$INSERT INTO sec_owned2 VALUES ('y', 'Ещё один текст.')$$);
 ALTER TABLE sec_owned2 ALTER COLUMN id TYPE text;
+-- It folds its collection's pending changes (README's FAQ), and gets 42501 with
+-- the grant to ask for from the configuration functions.
+SELECT dedup.flush_stats('sec_owned') >= 0 AS flushed;
+SELECT err($$SELECT dedup.flush_stats('sec_mark')$$);
+SELECT err($$SELECT dedup.create_collection('sec_new')$$);
+SELECT err($$SELECT dedup.set_collection_options('sec_owned', '{"min_shared_keys": 5}')$$);
+SELECT err($$SELECT dedup.drop_collection('sec_owned')$$);
+-- It reads the rows 'skip' kept out of its own table, and clears them; no one
+-- else sees them through dedup.rejected_rows (the superuser's sec_skip row is not
+-- its to see).
+CREATE TABLE sec_owned_skip (id int PRIMARY KEY, body text);
+SELECT dedup.enable('sec_owned_skip', 'body', action => 'skip');
+INSERT INTO sec_owned_skip VALUES (1, 'Новый мост через реку открыли в Казани после трех лет строительства.'),
+                                  (2, 'Новый мост через реку открыли в Казани после трех лет строительства.');
+SELECT tbl, row_data->>'id' AS id, original_key, verdict FROM dedup.rejected_rows;
 RESET ROLE;
+SET ROLE regress_dedup_app;
+SELECT count(*) AS seen_by_others FROM dedup.rejected_rows;
+DELETE FROM dedup.rejected_rows;
+SELECT err($$UPDATE dedup.rejected_rows SET original_key = 'x'$$);
+RESET ROLE;
+SELECT count(*) AS superuser_sees FROM dedup.rejected_rows WHERE tbl IN ('sec_skip'::regclass, 'sec_owned_skip'::regclass);
+SET ROLE regress_dedup_owner;
+DELETE FROM dedup.rejected_rows WHERE tbl = 'sec_owned_skip'::regclass;
+SELECT count(*) AS left_after_delete FROM dedup.rejected_rows;
+SELECT dedup.disable('sec_owned_skip');
+DROP TABLE sec_owned_skip;
+RESET ROLE;
+SELECT count(*) AS sec_skip_still_there FROM dedup.rejected WHERE tbl = 'sec_skip'::regclass;
 SET client_min_messages = warning;
 TRUNCATE sec_owned;
 RESET client_min_messages;
