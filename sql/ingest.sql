@@ -769,6 +769,63 @@ COMMENT ON FUNCTION dedup._columns_renamed() IS
 CREATE EVENT TRIGGER dedup_columns_renamed ON ddl_command_end
     WHEN TAG IN ('ALTER TABLE') EXECUTE FUNCTION dedup._columns_renamed();
 
+-- duplicate_of holds a key of the table: when ALTER TABLE changes the key
+-- column's type (int to bigint, say), duplicate_of follows, or the next copy of a
+-- row whose key no longer fits would fail to insert. It runs with the rights of
+-- whoever altered the table (its owner), and a cast that fails leaves duplicate_of
+-- as it was, with a WARNING that says what to run. A key of several columns cannot
+-- follow (its composite type is in use): a WARNING says so.
+CREATE FUNCTION dedup._key_type_changed() RETURNS event_trigger
+SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql AS $$
+DECLARE
+    r record;
+    want text;
+BEGIN
+    IF to_regclass('dedup.enabled_tables') IS NULL
+       OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' THEN
+        RETURN;
+    END IF;
+    FOR r IN SELECT DISTINCT e.tbl, e.key_type, k.attname AS key_name, k.atttypid AS key_typid,
+                    k.atttypmod AS key_typmod, d.atttypid AS dup_typid, d.atttypmod AS dup_typmod
+             FROM pg_catalog.pg_event_trigger_ddl_commands() c
+             JOIN dedup.enabled_tables e ON e.tbl::oid = c.objid
+             JOIN pg_catalog.pg_attribute k ON k.attrelid = e.tbl AND k.attname = e.key_column AND NOT k.attisdropped
+             JOIN pg_catalog.pg_attribute d ON d.attrelid = e.tbl AND d.attname = 'duplicate_of' AND NOT d.attisdropped
+             WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+    LOOP
+        IF r.key_type IS NOT NULL THEN
+            -- A key of several columns: duplicate_of is of the composite type
+            -- enable made, and PostgreSQL cannot change the type of an attribute
+            -- of a composite type a table column uses.
+            IF EXISTS (SELECT 1 FROM pg_catalog.pg_type y
+                         JOIN pg_catalog.pg_attribute a ON a.attrelid = y.typrelid AND a.attnum > 0 AND NOT a.attisdropped
+                         JOIN pg_catalog.pg_attribute t ON t.attrelid = r.tbl AND t.attname = a.attname AND NOT t.attisdropped
+                        WHERE y.oid = r.key_type AND (t.atttypid, t.atttypmod) IS DISTINCT FROM (a.atttypid, a.atttypmod)) THEN
+                RAISE WARNING 'duplicate_of of table % keeps the key''s old types (%): a copy of a row whose key does not fit them fails to insert', r.tbl, r.key_type
+                    USING HINT = format('call dedup.disable(%L) and dedup.enable the table again: enable makes the key type anew and marks the rows again', r.tbl::text);
+            END IF;
+            want := NULL;
+        ELSIF (r.key_typid, r.key_typmod) IS DISTINCT FROM (r.dup_typid, r.dup_typmod) THEN
+            want := format('ALTER TABLE %s ALTER COLUMN duplicate_of TYPE %s USING duplicate_of::text::%s',
+                           r.tbl, format_type(r.key_typid, r.key_typmod), format_type(r.key_typid, r.key_typmod));
+        ELSE
+            want := NULL;
+        END IF;
+        CONTINUE WHEN want IS NULL;
+        BEGIN
+            EXECUTE want;
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'duplicate_of of table % keeps the key''s old type: %', r.tbl, SQLERRM
+                USING HINT = format('run %s, or dedup.disable and dedup.enable the table', want);
+        END;
+    END LOOP;
+END $$;
+COMMENT ON FUNCTION dedup._key_type_changed() IS
+    'Event trigger: when an enabled table''s key column changes type, duplicate_of follows (a key of several columns gets a WARNING)';
+CREATE EVENT TRIGGER dedup_key_type_changed ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE') EXECUTE FUNCTION dedup._key_type_changed();
+
 CREATE FUNCTION dedup.is_duplicate(tbl regclass, body text, title text DEFAULT NULL,
                                    published_at timestamptz DEFAULT NULL, source text DEFAULT NULL)
     RETURNS boolean STABLE PARALLEL RESTRICTED LANGUAGE sql

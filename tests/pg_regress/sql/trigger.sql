@@ -240,6 +240,30 @@ SELECT id, dedup_doc IS NOT NULL AS checked, dedup_verdict FROM ren ORDER BY id;
 SELECT dedup.disable('ren');
 DROP TABLE ren;
 
+-- A key column that changes type takes duplicate_of with it; a key of several
+-- columns cannot follow, and says so. A copy of a row whose key no longer
+-- fits the old type is still marked.
+CREATE TABLE widen (id int PRIMARY KEY, body text);
+SELECT dedup.enable('widen', 'body');
+ALTER TABLE widen ALTER COLUMN id TYPE bigint;
+SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'widen'::regclass AND attname = 'duplicate_of';
+INSERT INTO widen VALUES (3000000000, 'Первый текст о рыбалке на Волге летом, улов оказался богатым и разнообразным.');
+INSERT INTO widen VALUES (3000000001, 'Первый текст о рыбалке на Волге летом, улов оказался богатым и разнообразным.');
+SELECT id, duplicate_of, dedup_verdict FROM widen ORDER BY id;
+ALTER TABLE widen ALTER COLUMN id TYPE numeric(12, 0);
+SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'widen'::regclass AND attname = 'duplicate_of';
+SELECT dedup.disable('widen');
+DROP TABLE widen;
+CREATE TABLE widen2 (id int, part int, body text, PRIMARY KEY (id, part));
+SELECT dedup.enable('widen2', 'body');
+INSERT INTO widen2 VALUES (1, 1, 'Первый текст о рыбалке на Волге летом, улов оказался богатым и разнообразным.');
+ALTER TABLE widen2 ALTER COLUMN id TYPE bigint;
+INSERT INTO widen2 VALUES (3000000000, 1, 'Первый текст о рыбалке на Волге летом, улов оказался богатым и разнообразным.');
+INSERT INTO widen2 VALUES (3000000001, 1, 'Первый текст о рыбалке на Волге летом, улов оказался богатым и разнообразным.');
+SELECT id, duplicate_of, dedup_verdict FROM widen2 ORDER BY id;
+SELECT dedup.disable('widen2');
+DROP TABLE widen2;
+
 -- enable's backfill records the trigger's verdicts: mutual for a copy its original
 -- duplicates too, b_duplicates_a for a row that adds to an earlier one. The same
 -- rows inserted one at a time through the trigger, for comparison (each weighed
