@@ -369,6 +369,11 @@ BEGIN
         RAISE EXCEPTION 'table % belongs to an extension', tbl
             USING ERRCODE = 'feature_not_supported', HINT = 'enable a table of your own';
     END IF;
+    IF (SELECT c.relkind NOT IN ('r', 'p') OR c.relpersistence = 't' FROM pg_catalog.pg_class c WHERE c.oid = tbl) THEN
+        RAISE EXCEPTION '% is not a table that outlives the session', tbl
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'enable a table or a partitioned table, not a view or a temporary table';
+    END IF;
     IF EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.tbl = enable.tbl) THEN
         RAISE EXCEPTION 'table % is already enabled for deduplication', tbl
             USING ERRCODE = 'duplicate_object', HINT = 'call dedup.disable first to change its settings';

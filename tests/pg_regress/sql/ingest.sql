@@ -10,6 +10,9 @@ INSERT INTO news (title, body, published, src) VALUES
 -- Bad setups fail cleanly and leave nothing behind.
 CREATE TABLE nokey (body text);
 SELECT err($$SELECT dedup.enable('nokey', 'body')$$);
+CREATE VIEW news_view AS SELECT * FROM news;
+SELECT err($$SELECT dedup.enable('news_view', 'body')$$);
+DROP VIEW news_view;
 SELECT err($$SELECT dedup.enable('news', 'text')$$);
 SELECT err($$SELECT dedup.enable('news', 'body', model => 'nope')$$);
 SELECT err($$SELECT dedup.enable('news', 'body', action => 'drop')$$);
