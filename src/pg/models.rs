@@ -12,7 +12,7 @@ use crate::pg::types::{DocRef, DocumentDatum, JsonArg, StoredDoc};
 use crate::pg::weigher::{self, Weighed};
 use crate::pg::{query_err, spi_err};
 use crate::pg::{raise, OrRaise};
-use crate::svm::{self, Example, Kernel, Model, PairOutcome, TrainOptions};
+use crate::svm::{self, Example, Kernel, Model, TrainOptions};
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use std::cell::RefCell;
@@ -20,17 +20,6 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 pub use crate::pg::types::Verdict as verdict;
-
-impl From<PairOutcome> for verdict {
-    fn from(o: PairOutcome) -> Self {
-        match o {
-            PairOutcome::Distinct => verdict::distinct,
-            PairOutcome::ADuplicatesB => verdict::a_duplicates_b,
-            PairOutcome::BDuplicatesA => verdict::b_duplicates_a,
-            PairOutcome::Mutual => verdict::mutual,
-        }
-    }
-}
 
 /// The verdict of a pair from its two decisions: "a duplicates b", "b duplicates a".
 pub fn verdict_of(a_dup: bool, b_dup: bool) -> verdict {
@@ -382,17 +371,13 @@ fn readable_model(name: &str, what: &str) -> Rc<Loaded> {
     m
 }
 
-pub fn classify(m: &Loaded, a: &WithAuthority, b: &WithAuthority) -> (verdict, f64) {
-    let (ab, ba) = scores(Some(m), a, b);
-    (verdict_of(ab > 0.0, ba > 0.0), ab)
-}
-
 /// The verdict for a pair from both directions: D(ρ(a,b)) and D(ρ(b,a)).
 #[pg_extern(stable, strict, parallel_safe)]
 fn classify_pair(model: &str, a: DocRef, b: DocRef) -> verdict {
     let m = readable_model(model, "dedup.classify_pair");
     let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &m.collection));
-    classify(&m, &a, &b).0
+    let (ab, ba) = scores(Some(&m), &a, &b);
+    verdict_of(ab > 0.0, ba > 0.0)
 }
 
 /// The decision value for "a duplicates b": positive means duplicate.
