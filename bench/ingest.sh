@@ -173,12 +173,14 @@ for f in plain enabled; do
     failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
     walkb=$(wq -c "SELECT round(pg_wal_lsn_diff(pg_current_wal_lsn(), '$wal0') / 1024.0 / greatest($n, 1), 1)")
     [ $c = 1 ] && base[$f]=$tps
-    share=$(echo "scale=3; $busy / ($busy + $idle)" | bc)
-    cpums=$(echo "scale=3; $(nproc) * $seconds * 1000 * $share / ${n:-1}" | bc)
+    # /proc/stat counts clock ticks of every CPU of the host.
+    share=$(echo "scale=3; $busy / ($busy + $idle + 1)" | bc)
+    cpums=$(echo "scale=3; $busy * 1000 / $(getconf CLK_TCK) / ${n:-1}" | bc)
+    [ "${n:-0}" -gt 0 ] && [ "$busy" -gt 0 ] || { share=1; cpums=0; }
     printf '%s: %d single-row writers%s: %s inserts/s (%.2fx one writer), %s failed; WAL %s kB per insert; machine CPU busy %.0f %%, %.2f ms CPU per insert%s; waits: %s\n' \
       "$f" $c "${isolation:+ ($isolation)}" "$tps" "$(echo "$tps / ${base[$f]}" | bc -l)" "${failed:-0}" "$walkb" \
       "$(echo "100 * $share" | bc)" "$cpums" \
-      "$([ $c = 1 ] && printf ' (CPU bound for more writers on %d cores: %.2fx)' "$(nproc)" "$(echo "1 / $share" | bc -l)")" \
+      "$([ $c = 1 ] && printf ' (CPU bound for more writers on %d CPUs: %.2fx)' "$(grep -c '^cpu[0-9]' /proc/stat)" "$(echo "1 / $share" | bc -l)")" \
       "$(tail -1 /tmp/pg_dedup_ingest_waits)"
   done
 done

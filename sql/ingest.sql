@@ -661,6 +661,11 @@ BEGIN
         FROM pg_event_trigger_dropped_objects() o
         WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.object_type IN ('table', 'table column')
     LOOP
+        -- The rows 'skip' kept out of a dropped table go with it: its OID may name
+        -- another table, of another owner, later (dedup.rejected_rows).
+        IF gone.object_type = 'table' THEN
+            DELETE FROM dedup.rejected r WHERE r.tbl::oid = gone.objid;
+        END IF;
         SELECT * INTO enabled FROM dedup.enabled_tables e WHERE e.tbl::oid = gone.objid;
         -- The columns of an enabled table are dedup.disable's business: one that
         -- dedup.enable was given cannot go while the table is enabled.
@@ -776,10 +781,13 @@ CREATE EVENT TRIGGER dedup_columns_renamed ON ddl_command_end
 
 -- duplicate_of holds a key of the table: when ALTER TABLE changes the key
 -- column's type (int to bigint, say), duplicate_of follows, or the next copy of a
--- row whose key no longer fits would fail to insert. It runs with the rights of
--- whoever altered the table (its owner), and a cast that fails leaves duplicate_of
--- as it was, with a WARNING that says what to run. A key of several columns cannot
--- follow (its composite type is in use): a WARNING says so.
+-- row whose key no longer fits would fail to insert. Only when the table's owner
+-- itself altered the table, with its own rights (not SECURITY DEFINER): the
+-- rewrite runs the table's CHECK constraints and casts, which are the owner's
+-- code, so another role (a superuser, a member of the owner's role) gets a WARNING
+-- with the command instead. A cast that fails leaves duplicate_of as it was, with
+-- a WARNING that says what to run. A key of several columns cannot follow (its
+-- composite type is in use): a WARNING says so.
 CREATE FUNCTION dedup._key_type_changed() RETURNS event_trigger
 SET search_path = pg_catalog, pg_temp
 LANGUAGE plpgsql AS $$
@@ -818,6 +826,12 @@ BEGIN
             want := NULL;
         END IF;
         CONTINUE WHEN want IS NULL;
+        IF (SELECT pg_catalog.pg_get_userbyid(c.relowner) FROM pg_catalog.pg_class c WHERE c.oid = r.tbl)
+           IS DISTINCT FROM current_user THEN
+            RAISE WARNING 'duplicate_of of table % keeps the key''s old type', r.tbl
+                USING HINT = format('the table''s owner can run %s', want);
+            CONTINUE;
+        END IF;
         BEGIN
             EXECUTE want;
         EXCEPTION WHEN OTHERS THEN
@@ -827,7 +841,7 @@ BEGIN
     END LOOP;
 END $$;
 COMMENT ON FUNCTION dedup._key_type_changed() IS
-    'Event trigger: when an enabled table''s key column changes type, duplicate_of follows (a key of several columns gets a WARNING)';
+    'Event trigger: when an enabled table''s owner changes its key column''s type, duplicate_of follows (otherwise, and for a key of several columns, a WARNING)';
 CREATE EVENT TRIGGER dedup_key_type_changed ON ddl_command_end
     WHEN TAG IN ('ALTER TABLE') EXECUTE FUNCTION dedup._key_type_changed();
 

@@ -74,6 +74,10 @@ pub enum DedupError {
         detail: Option<String>,
         hint: Option<String>,
     },
+    /// 42809 wrong_object_type: a relation of the wrong kind (a view or a
+    /// temporary table where a table that outlives the session is needed).
+    #[error("{msg}")]
+    WrongObjectType { msg: String, hint: Option<String> },
     /// 0A000 feature_not_supported: a combination pg_dedup does not handle (on
     /// Citus, a transaction that writes an enabled table on several workers).
     #[error("{msg}")]
@@ -121,6 +125,7 @@ impl DedupError {
             DedupError::NullNotAllowed(_) => "22004",
             DedupError::DuplicateText { .. } => "23505",
             DedupError::Deadlock { .. } => "40P01",
+            DedupError::WrongObjectType { .. } => "42809",
             DedupError::FeatureNotSupported { .. } => "0A000",
             DedupError::Internal(_) => "XX000",
         }
@@ -140,6 +145,7 @@ impl DedupError {
             | DedupError::TriggerProtocol { hint, .. }
             | DedupError::DuplicateText { hint, .. }
             | DedupError::Deadlock { hint, .. }
+            | DedupError::WrongObjectType { hint, .. }
             | DedupError::FeatureNotSupported { hint, .. } => hint.as_deref(),
             _ => None,
         }

@@ -185,6 +185,53 @@ pub fn require_configuration(table: &str, privilege: &str, what: &str) {
     }
 }
 
+/// Whether the caller has the configuration rights (README, Security): it may
+/// change any collection's statistics itself.
+pub fn writes_configuration() -> bool {
+    lookup::one_with_args::<bool>(
+        "SELECT pg_catalog.has_table_privilege($1, 'dedup.term_stats', 'INSERT, UPDATE, DELETE')",
+        &[caller().into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(false)
+}
+
+/// Raises 42501 unless the caller may change a collection's statistics: it owns
+/// every table the collection reads (joining a collection makes its other tables'
+/// writers run work on behalf of the new one), or, for a collection that reads no
+/// table, has the configuration rights. An unknown collection passes.
+pub fn require_collection_owner(collection: &str) {
+    let Some(tables) = collection_tables(collection) else {
+        return;
+    };
+    let role = caller();
+    if let Some(t) = tables.iter().find(|&&t| !owns(t, role)) {
+        raise(DedupError::InsufficientPrivilege {
+            msg: format!("must be owner of table {}", rel_name(*t)),
+            hint: Some(format!(
+                "collection \"{collection}\" reads that table: only a role that owns every table of a collection may change its statistics"
+            )),
+        });
+    }
+    if tables.is_empty() && !writes_configuration() {
+        raise(DedupError::InsufficientPrivilege {
+            msg: format!("permission denied for collection \"{collection}\""),
+            hint: Some(
+                "a collection that reads no table is changed by a role with the configuration rights (README, Security)"
+                    .into(),
+            ),
+        });
+    }
+}
+
+fn rel_name(rel: pg_sys::Oid) -> String {
+    lookup::one_with_args::<String>("SELECT $1::regclass::text", &[rel.into()])
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
 /// The tables a collection reads (that still exist), or None when there is no
 /// such collection. Read as the extension's owner.
 pub fn collection_tables(collection: &str) -> Option<Vec<pg_sys::Oid>> {

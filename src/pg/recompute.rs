@@ -112,7 +112,7 @@ pub fn _recompute(
         registration::require_owner(tbl);
         registration::require_table(tbl, true);
     }
-    registration::require_collection_owner(collection);
+    privilege::require_collection_owner(collection);
     let coll = as_owner(|| load(collection));
     if let (Some(tbl), Some(col)) = (tbl, doc_column) {
         quoted_doc_column(tbl, col);

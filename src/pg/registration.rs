@@ -44,47 +44,7 @@ pub fn require_owner(tbl: pg_sys::Oid) {
     }
 }
 
-/// Whether the caller has the configuration rights (README, Security): it may
-/// change any collection's statistics itself.
-fn writes_configuration() -> bool {
-    lookup::one_with_args::<bool>(
-        "SELECT pg_catalog.has_table_privilege($1, 'dedup.term_stats', 'INSERT, UPDATE, DELETE')",
-        &[caller().into()],
-    )
-    .ok()
-    .flatten()
-    .unwrap_or(false)
-}
-
-/// Raises 42501 unless the caller may change a collection's statistics: it owns
-/// every table the collection reads (joining a collection makes its other tables'
-/// writers run work on behalf of the new one), or, for a collection that reads no
-/// table, has the configuration rights. An unknown collection passes.
-pub fn require_collection_owner(collection: &str) {
-    let Some(tables) = privilege::collection_tables(collection) else {
-        return;
-    };
-    let role = caller();
-    if let Some(t) = tables.iter().find(|&&t| !privilege::owns(t, role)) {
-        raise(DedupError::InsufficientPrivilege {
-            msg: format!("must be owner of table {}", table_name(*t)),
-            hint: Some(format!(
-                "collection \"{collection}\" reads that table: only a role that owns every table of a collection may change its statistics"
-            )),
-        });
-    }
-    if tables.is_empty() && !writes_configuration() {
-        raise(DedupError::InsufficientPrivilege {
-            msg: format!("permission denied for collection \"{collection}\""),
-            hint: Some(
-                "a collection that reads no table is changed by a role with the configuration rights (README, Security)"
-                    .into(),
-            ),
-        });
-    }
-}
-
-/// Raises 22023 unless `tbl` is a table or a partitioned table (a view's functions
+/// Raises 42809 unless `tbl` is a table or a partitioned table (a view's functions
 /// would run with the rights of whoever reads it: here, the extension's owner), and
 /// unless `temporary_too` not a temporary one (an enabled table's registration
 /// would outlive it: a session's end drops it without the event trigger).
@@ -115,7 +75,7 @@ pub fn require_table(tbl: pg_sys::Oid, temporary_too: bool) {
         });
     }
     if !ok {
-        raise(DedupError::InvalidParameter {
+        raise(DedupError::WrongObjectType {
             msg: format!(
                 "{} is not a table that outlives the session",
                 table_name(tbl)
@@ -245,7 +205,7 @@ pub fn _register_table(
     let action = required(action, "action");
     let key_column = required(key_column, "key_column");
     require_owner(tbl);
-    require_collection_owner(collection);
+    privilege::require_collection_owner(collection);
     require_registration(tbl, key_column, key_type, action);
     for col in [Some(body), title, published_at, source, model_column]
         .into_iter()

@@ -449,14 +449,20 @@ fn delete_empty(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32, ctids: Vec<Strin
 /// rows (committed transactions' changes) were folded.
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn flush_stats(collection: &str) -> i64 {
-    // Whoever may read the collection (the owners of its tables, say) may have its
-    // pending changes folded: it is what the fold worker does anyway, as the
-    // extension's owner.
-    crate::pg::privilege::reading_collection(collection, "dedup.flush_stats", || {
+    let run = || {
         let coll = load(collection);
         flush_collection(coll.id);
         Spi::connect_mut(|c| fold(c, coll.id))
-    })
+    };
+    if crate::pg::privilege::writes_configuration() {
+        return run();
+    }
+    // A role that owns every table of the collection (as `recompute` asks) has its
+    // pending changes folded as the extension's owner: what the fold worker does
+    // anyway. Not any reader: the fold locks the collection's statistics rows
+    // until the caller's transaction ends.
+    crate::pg::privilege::require_collection_owner(collection);
+    crate::pg::privilege::as_owner(run)
 }
 
 /// Adds a document to a collection's statistics.

@@ -254,6 +254,22 @@ ALTER TABLE widen ALTER COLUMN id TYPE numeric(12, 0);
 SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'widen'::regclass AND attname = 'duplicate_of';
 SELECT dedup.disable('widen');
 DROP TABLE widen;
+-- Only the table's owner's own ALTER TABLE changes duplicate_of (the rewrite runs
+-- the owner's constraints and casts); another role, a superuser included, gets a
+-- WARNING with the command.
+CREATE ROLE regress_dedup_widener;
+CREATE TABLE widen3 (id int PRIMARY KEY, body text);
+ALTER TABLE widen3 OWNER TO regress_dedup_widener;
+SELECT dedup.enable('widen3', 'body');
+ALTER TABLE widen3 ALTER COLUMN id TYPE bigint;
+SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'widen3'::regclass AND attname = 'duplicate_of';
+SET ROLE regress_dedup_widener;
+ALTER TABLE widen3 ADD COLUMN note text;
+RESET ROLE;
+SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'widen3'::regclass AND attname = 'duplicate_of';
+SELECT dedup.disable('widen3');
+DROP TABLE widen3;
+DROP ROLE regress_dedup_widener;
 CREATE TABLE widen2 (id int, part int, body text, PRIMARY KEY (id, part));
 SELECT dedup.enable('widen2', 'body');
 INSERT INTO widen2 VALUES (1, 1, 'Первый текст о рыбалке на Волге летом, улов оказался богатым и разнообразным.');
