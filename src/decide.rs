@@ -62,7 +62,7 @@ pub fn exact_copy(a_fingerprint: u128, b_fingerprint: u128) -> bool {
 /// [`EXACT_COPY_SCORE`] for an exact copy.
 pub fn with_exact_copy(score: f64, exact: bool) -> f64 {
     if exact {
-        // NaN is no duplicate; max() would pick the other operand anyway.
+        // A NaN score (a model gone wrong) counts too: max() returns the number.
         score.max(EXACT_COPY_SCORE)
     } else {
         score
