@@ -92,6 +92,9 @@ pub struct Judged {
     pub score_new_dup: f64,
     /// Decision value for "candidate duplicates new" (D(ρ(cand, new))).
     pub score_cand_dup: f64,
+    /// Whether the candidate is an exact copy of the new document
+    /// ([`exact_copy`]); its scores are already raised by [`with_exact_copy`].
+    pub exact: bool,
 }
 
 /// The outcome for a new document: the original it duplicates (the root, so a
@@ -105,16 +108,18 @@ pub struct Decision {
     pub score: f64,
 }
 
-/// Picks the candidate the new document duplicates with the highest score. When it
-/// duplicates none, reports the closest candidate's verdict (possibly "candidate
-/// duplicates new") with no original.
+/// Picks the candidate the new document duplicates: an exact copy first, then the
+/// highest score (ties: the smallest key). When it duplicates none, reports the
+/// closest candidate's verdict (possibly "candidate duplicates new") with no
+/// original.
 pub fn choose(judged: &[Judged]) -> Decision {
     let best_dup = judged
         .iter()
         .filter(|j| j.score_new_dup > 0.0)
         .max_by(|a, b| {
-            a.score_new_dup
-                .total_cmp(&b.score_new_dup)
+            a.exact
+                .cmp(&b.exact)
+                .then_with(|| a.score_new_dup.total_cmp(&b.score_new_dup))
                 .then_with(|| b.key.cmp(&a.key))
         });
     if let Some(j) = best_dup {
@@ -484,12 +489,14 @@ mod tests {
                 duplicate_of: Some("1".into()),
                 score_new_dup: 0.5,
                 score_cand_dup: -0.1,
+                exact: false,
             },
             Judged {
                 key: "3".into(),
                 duplicate_of: None,
                 score_new_dup: 0.2,
                 score_cand_dup: 0.3,
+                exact: false,
             },
         ];
         let d = choose(&j);
@@ -500,10 +507,42 @@ mod tests {
             duplicate_of: None,
             score_new_dup: -0.2,
             score_cand_dup: 0.3,
+            exact: false,
         }]);
         assert_eq!(none.original, None);
         assert!(none.cand_dup && !none.new_dup);
         assert_eq!(choose(&[]).original, None);
+    }
+
+    #[test]
+    fn choose_prefers_an_exact_copy_to_a_higher_score() {
+        let j = |k: &str, s: f64, exact: bool| Judged {
+            key: k.into(),
+            duplicate_of: None,
+            score_new_dup: s,
+            score_cand_dup: s,
+            exact,
+        };
+        let near = j("1", 2.5, false);
+        let copy = j("2", with_exact_copy(0.3, true), true);
+        assert_eq!(
+            choose(&[near.clone(), copy.clone()]).original.as_deref(),
+            Some("2")
+        );
+        assert_eq!(
+            choose(&[copy.clone(), near.clone()]).original.as_deref(),
+            Some("2")
+        );
+        // Among exact copies, the higher score; without one, the highest score.
+        let copy2 = j("3", 1.7, true);
+        assert_eq!(
+            choose(&[copy, copy2, near.clone()]).original.as_deref(),
+            Some("3")
+        );
+        assert_eq!(
+            choose(&[near, j("4", 0.9, false)]).original.as_deref(),
+            Some("1")
+        );
     }
 
     #[test]

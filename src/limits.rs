@@ -5,7 +5,7 @@
 //!
 //! | option | default | range | what |
 //! |---|---|---|---|
-//! | `max_document_bytes` | 10485760 | 1024 .. 1073741823 | a longer text is stored unchecked, with a WARNING |
+//! | `max_document_bytes` | 10485760 | 1024 .. 1073741824 (1 GB, as the setting) | a longer text is stored unchecked, with a WARNING |
 //! | `min_word_length` | 3 | 1 .. 64 | shorter words (in characters) are not terms |
 //! | `min_shared_keys` | 4 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
 //! | `similarity_threshold` | 0.8 | 0 .. 1 | `longest` signatures are candidates at this similarity |
@@ -75,7 +75,7 @@ impl Limits {
                 ))
             }
         };
-        if let Some(n) = int(map, "max_document_bytes", 1024, 1024 * 1024 * 1024 - 1)? {
+        if let Some(n) = int(map, "max_document_bytes", 1024, 1024 * 1024 * 1024)? {
             l.max_document_bytes = n;
         }
         if let Some(n) = int(map, "min_word_length", 1, 64)? {

@@ -738,6 +738,7 @@ fn judge(
                 duplicate_of: c.duplicate_of.clone(),
                 score_new_dup,
                 score_cand_dup,
+                exact: decide::exact_copy(new.doc().fingerprint, w.doc().fingerprint),
             };
             Some((j, c.in_progress))
         })
