@@ -6,13 +6,13 @@ COMMENT ON FUNCTION dedup.add_document(text, dedup.document) IS
 COMMENT ON FUNCTION dedup.remove_document(text, dedup.document) IS
     'Removes a document from a collection''s statistics, written at once (the inverse of add_document)';
 COMMENT ON FUNCTION dedup.classify_pair(text, dedup.document, dedup.document) IS
-    'The verdict of a model (NULL: the threshold rule) on a pair: distinct, a_duplicates_b, b_duplicates_a or mutual';
+    'The verdict of a model (''threshold'': the threshold rule, with no statistics) on a pair: distinct, a_duplicates_b, b_duplicates_a or mutual';
 COMMENT ON FUNCTION dedup.compare(dedup.document, dedup.document, text) IS
     'The pair vector ρ(a, b) under a collection''s weights, in dedup.feature_names() order; NaN where a feature does not apply';
 COMMENT ON FUNCTION dedup.create_collection(text, text, text, double precision, double precision, jsonb) IS
     'Creates a collection: language, weighting (bm25 or tf-ridf), BM25 k1 and b, options (signature scheme and what it enforces)';
 COMMENT ON FUNCTION dedup.drop_collection(text) IS
-    'Drops a collection and its statistics; refused while an enabled table uses it';
+    'Drops a collection and its statistics; refused while an enabled table or a stored model uses it';
 COMMENT ON FUNCTION dedup.explain_pair(text, dedup.document, dedup.document) IS
     'Each feature of the pair in both directions and its contribution to the model''s decision value';
 COMMENT ON FUNCTION dedup.export_model(text) IS
@@ -32,7 +32,7 @@ COMMENT ON FUNCTION dedup.learn_authority(text, text) IS
 COMMENT ON FUNCTION dedup.numbers(dedup.document) IS
     'The numbers of a document, normalised, in text order';
 COMMENT ON FUNCTION dedup.pair_score(text, dedup.document, dedup.document) IS
-    'A model''s decision value for "a adds nothing to b": positive means duplicate';
+    'A model''s (or the threshold rule''s) decision value for "a adds nothing to b": positive means duplicate';
 COMMENT ON FUNCTION dedup.shared_keys(dedup.signature, dedup.signature) IS
     'How many keys two signatures share';
 COMMENT ON FUNCTION dedup.signature(dedup.document, text) IS

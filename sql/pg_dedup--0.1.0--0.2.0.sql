@@ -292,6 +292,27 @@ END $$;
 COMMENT ON FUNCTION dedup._partition_triggers(regclass) IS
     'Gives each partition of an enabled partitioned table the statement triggers PostgreSQL does not clone; returns the partitions that got them';
 
+-- What one command of pg_event_trigger_ddl_commands() does to partitions
+-- (src/pg/attach.rs).
+CREATE FUNCTION dedup._partition_command(cmd pg_ddl_command) RETURNS text
+    STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'dedup_partition_command';
+COMMENT ON FUNCTION dedup._partition_command(pg_ddl_command) IS
+    'What a collected DDL command does to partitions: added (CREATE TABLE ... PARTITION OF, ATTACH PARTITION), detached, or NULL';
+
+-- Drops the composite type of a table's key (dedup.disable, DROP TABLE), unless a
+-- table still uses it: a partition detached from the enabled table keeps its
+-- duplicate_of column.
+CREATE FUNCTION dedup._drop_key_type(key_type text) RETURNS void
+VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('DROP TYPE IF EXISTS %s', key_type);
+EXCEPTION WHEN dependent_objects_still_exist THEN
+    RAISE NOTICE 'type % is kept: a table that left the enabled one still has a duplicate_of of that type', key_type
+        USING HINT = 'drop the type once no table uses it';
+END $$;
+COMMENT ON FUNCTION dedup._drop_key_type(text) IS
+    'Drops the composite key type dedup.enable created, unless a detached partition still uses it';
+
 -- DDL that adds or removes partitions (CREATE TABLE ... PARTITION OF, ALTER TABLE
 -- ... ATTACH / DETACH PARTITION) keeps an enabled partitioned table whole:
 -- - a new partition gets the statement triggers (dedup._partition_triggers); the
@@ -309,11 +330,18 @@ DECLARE
     e dedup.enabled_tables;
     part regclass;
     root oid;
+    detach_root oid;
 BEGIN
     -- Temporary tables (a recompute's) are never partitions of an enabled table;
     -- the DDL a Citus coordinator runs on a worker (shards) never concerns one.
+    -- Nor does DDL that adds or removes no partition: pg_restore adds an enabled
+    -- partitioned table's constraints after its statistics and before its
+    -- partitions' dumped statement triggers, which must find them unchanged.
     IF to_regclass('dedup.enabled_tables') IS NULL
-       OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' OR NOT EXISTS (
+       OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%'
+       OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_event_trigger_ddl_commands() c
+                      WHERE dedup._partition_command(c.command) IS NOT NULL)
+       OR NOT EXISTS (
         -- Only DDL on a partitioned table or a partition can concern one.
         SELECT 1 FROM pg_catalog.pg_event_trigger_ddl_commands() c
         JOIN pg_catalog.pg_class r ON r.oid = c.objid
@@ -332,6 +360,13 @@ BEGIN
         RAISE EXCEPTION 'a partition of % is partitioned by an expression, which pg_dedup does not read', part
             USING ERRCODE = 'feature_not_supported', HINT = 'partition by columns';
     END IF;
+    -- The enabled table a DETACH took partitions from: its statement triggers name
+    -- it by OID, which a dump and restore does not keep.
+    SELECT x.tbl::oid INTO detach_root
+    FROM pg_catalog.pg_event_trigger_ddl_commands() c, dedup.enabled_tables x
+    WHERE dedup._partition_command(c.command) = 'detached'
+      AND (x.tbl::oid = c.objid OR x.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(c.objid) a))
+    LIMIT 1;
     -- A partition that left: its table's owner must be the enabled table's (as
     -- ATTACH asks), so that a table of another role's, given the trigger by hand,
     -- takes no documents out of someone else's statistics.
@@ -346,6 +381,9 @@ BEGIN
         EXECUTE format('DROP TRIGGER dedup_statement_start ON %s', part);
         EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', part);
         EXECUTE format('DROP TRIGGER IF EXISTS dedup_truncate_trigger ON %s', part);
+        IF NOT EXISTS (SELECT 1 FROM dedup.enabled_tables x WHERE x.tbl::oid = root) THEN
+            root := coalesce(detach_root, root);
+        END IF;
         -- Each table below it has the triggers too: the documents of each are
         -- taken out once, when its turn comes.
         IF EXISTS (SELECT 1 FROM dedup.enabled_tables x WHERE x.tbl::oid = root)
@@ -806,7 +844,7 @@ BEGIN
     EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dedup_sig, DROP COLUMN IF EXISTS dedup_doc, '
                    'DROP COLUMN IF EXISTS duplicate_of, DROP COLUMN IF EXISTS dedup_verdict', tbl);
     IF key_type IS NOT NULL THEN
-        EXECUTE format('DROP TYPE IF EXISTS %s', key_type);
+        PERFORM dedup._drop_key_type(key_type);
     END IF;
 END $$;
 COMMENT ON FUNCTION dedup.disable(regclass) IS
@@ -878,18 +916,20 @@ BEGIN
                            (SELECT coalesce(array_agg(dedup._qualified(x.tbl)), '{}') FROM dedup.collection_tables x
                             WHERE x.collection_id = enabled.collection_id AND x.tbl::oid <> gone.objid));
             IF enabled.created_collection AND NOT EXISTS (
-                   SELECT 1 FROM dedup.collection_tables c WHERE c.collection_id = enabled.collection_id) THEN
+                   SELECT 1 FROM dedup.collection_tables c WHERE c.collection_id = enabled.collection_id)
+               AND NOT EXISTS (SELECT 1 FROM dedup.models m JOIN dedup.collections k ON k.name = m.collection
+                               WHERE k.id = enabled.collection_id) THEN
                 PERFORM dedup.drop_collection((SELECT name FROM dedup.collections WHERE id = enabled.collection_id));
             END IF;
             IF enabled.key_type IS NOT NULL THEN
-                EXECUTE format('DROP TYPE IF EXISTS %s', enabled.key_type);
+                PERFORM dedup._drop_key_type(enabled.key_type::text);
             END IF;
             CONTINUE;
         END IF;
         DELETE FROM dedup.enabled_tables e WHERE e.tbl::oid = gone.objid;
         -- The composite type of its key goes with it.
         IF gone.object_type = 'table' AND enabled.key_type IS NOT NULL THEN
-            EXECUTE format('DROP TYPE IF EXISTS %s', enabled.key_type);
+            PERFORM dedup._drop_key_type(enabled.key_type::text);
         END IF;
         FOR coll_id IN
             DELETE FROM dedup.collection_tables c
@@ -897,7 +937,9 @@ BEGIN
             RETURNING c.collection_id
         LOOP
             IF enabled.created_collection AND enabled.collection_id = coll_id
-               AND NOT EXISTS (SELECT 1 FROM dedup.collection_tables c WHERE c.collection_id = coll_id) THEN
+               AND NOT EXISTS (SELECT 1 FROM dedup.collection_tables c WHERE c.collection_id = coll_id)
+               AND NOT EXISTS (SELECT 1 FROM dedup.models m JOIN dedup.collections k ON k.name = m.collection
+                               WHERE k.id = coll_id) THEN
                 PERFORM dedup.drop_collection((SELECT name FROM dedup.collections WHERE id = coll_id));
             ELSE
                 RAISE NOTICE 'collection "%" still counts the documents of dropped % %',
@@ -1109,13 +1151,13 @@ COMMENT ON FUNCTION dedup.add_document(text, dedup.document) IS
 COMMENT ON FUNCTION dedup.remove_document(text, dedup.document) IS
     'Removes a document from a collection''s statistics, written at once (the inverse of add_document)';
 COMMENT ON FUNCTION dedup.classify_pair(text, dedup.document, dedup.document) IS
-    'The verdict of a model (NULL: the threshold rule) on a pair: distinct, a_duplicates_b, b_duplicates_a or mutual';
+    'The verdict of a model (''threshold'': the threshold rule, with no statistics) on a pair: distinct, a_duplicates_b, b_duplicates_a or mutual';
 COMMENT ON FUNCTION dedup.compare(dedup.document, dedup.document, text) IS
     'The pair vector ρ(a, b) under a collection''s weights, in dedup.feature_names() order; NaN where a feature does not apply';
 COMMENT ON FUNCTION dedup.create_collection(text, text, text, double precision, double precision, jsonb) IS
     'Creates a collection: language, weighting (bm25 or tf-ridf), BM25 k1 and b, options (signature scheme and what it enforces)';
 COMMENT ON FUNCTION dedup.drop_collection(text) IS
-    'Drops a collection and its statistics; refused while an enabled table uses it';
+    'Drops a collection and its statistics; refused while an enabled table or a stored model uses it';
 COMMENT ON FUNCTION dedup.explain_pair(text, dedup.document, dedup.document) IS
     'Each feature of the pair in both directions and its contribution to the model''s decision value';
 COMMENT ON FUNCTION dedup.export_model(text) IS
@@ -1135,7 +1177,7 @@ COMMENT ON FUNCTION dedup.learn_authority(text, text) IS
 COMMENT ON FUNCTION dedup.numbers(dedup.document) IS
     'The numbers of a document, normalised, in text order';
 COMMENT ON FUNCTION dedup.pair_score(text, dedup.document, dedup.document) IS
-    'A model''s decision value for "a adds nothing to b": positive means duplicate';
+    'A model''s (or the threshold rule''s) decision value for "a adds nothing to b": positive means duplicate';
 COMMENT ON FUNCTION dedup.shared_keys(dedup.signature, dedup.signature) IS
     'How many keys two signatures share';
 COMMENT ON FUNCTION dedup.signature(dedup.document, text) IS

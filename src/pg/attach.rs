@@ -131,6 +131,83 @@ pub unsafe extern "C-unwind" fn dedup_partition_dropping(
     }
 }
 
+/// What one collected DDL command (a row of `pg_event_trigger_ddl_commands()`)
+/// does to partitions: `added` (CREATE TABLE ... PARTITION OF, ALTER TABLE ...
+/// ATTACH PARTITION), `detached` (DETACH PARTITION, also CONCURRENTLY and
+/// FINALIZE), or nothing. The event trigger acts on these alone: an ALTER TABLE
+/// of an enabled partitioned table that adds a constraint is none, and pg_restore
+/// runs one after it restored the statistics but before the partitions' own
+/// statement triggers.
+///
+/// # Safety
+/// `cmd` must be a `CollectedCommand` the event trigger machinery handed out.
+unsafe fn partition_change(cmd: *const pg_sys::CollectedCommand) -> Option<&'static str> {
+    // SAFETY: by the caller's contract; the node tags are checked before each cast.
+    unsafe {
+        if cmd.is_null() {
+            return None;
+        }
+        match (*cmd).type_ {
+            pg_sys::CollectedCommandType::SCT_Simple => {
+                let tree = (*cmd).parsetree;
+                (!tree.is_null()
+                    && (*tree).type_ == pg_sys::NodeTag::T_CreateStmt
+                    && !(*tree.cast::<pg_sys::CreateStmt>()).partbound.is_null())
+                .then_some("added")
+            }
+            pg_sys::CollectedCommandType::SCT_AlterTable => {
+                let subcmds =
+                    pgrx::PgList::<pg_sys::CollectedATSubcmd>::from_pg((*cmd).d.alterTable.subcmds);
+                let mut change = None;
+                for sub in subcmds.iter_ptr() {
+                    let tree = (*sub).parsetree;
+                    if tree.is_null() || (*tree).type_ != pg_sys::NodeTag::T_AlterTableCmd {
+                        continue;
+                    }
+                    match (*tree.cast::<pg_sys::AlterTableCmd>()).subtype {
+                        pg_sys::AlterTableType::AT_AttachPartition => change = Some("added"),
+                        pg_sys::AlterTableType::AT_DetachPartition
+                        | pg_sys::AlterTableType::AT_DetachPartitionFinalize => {
+                            return Some("detached")
+                        }
+                        _ => {}
+                    }
+                }
+                change
+            }
+            _ => None,
+        }
+    }
+}
+
+#[no_mangle]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_dedup_partition_command() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// `dedup._partition_command(pg_ddl_command)` (see [`partition_change`]): STRICT,
+/// so the argument is never NULL.
+#[no_mangle]
+#[doc(hidden)]
+#[pg_guard]
+pub unsafe extern "C-unwind" fn dedup_partition_command(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    // SAFETY: a pg_ddl_command argument is a pointer to a CollectedCommand (see
+    // pg_event_trigger_ddl_commands); the text returned is palloc'd by into_datum.
+    unsafe {
+        let cmd = pgrx::fcinfo::pg_getarg_datum(fcinfo, 0)
+            .map(|d| d.cast_mut_ptr::<pg_sys::CollectedCommand>())
+            .unwrap_or(std::ptr::null_mut());
+        match partition_change(cmd).and_then(|s| s.into_datum()) {
+            Some(d) => d,
+            None => pgrx::fcinfo::pg_return_null(fcinfo),
+        }
+    }
+}
+
 /// Has the trigger check the rows a partition brought along that hold no document
 /// (an `UPDATE` of `dedup_doc`, which the trigger replaces by the text's own), as
 /// the partition's owner: the event trigger that calls it runs as the extension's

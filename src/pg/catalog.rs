@@ -180,6 +180,16 @@ pub fn create_default_collection(name: &str) {
     )
 }
 
+/// The stored models trained on collection `name`, listed for a message, or None.
+pub fn models_trained_on(name: &str) -> Option<String> {
+    lookup::one_with_args::<String>(
+        "SELECT string_agg(format('%I', m.name), ', ' ORDER BY m.name) FROM dedup.models m WHERE m.collection = $1",
+        &[name.into()],
+    )
+    .ok()
+    .flatten()
+}
+
 /// Drops a collection and all its statistics.
 #[pg_extern(volatile, strict, parallel_unsafe)]
 pub fn drop_collection(name: &str) {
@@ -196,6 +206,17 @@ pub fn drop_collection(name: &str) {
         crate::pg::raise(DedupError::ObjectInUse {
             msg: format!("collection \"{name}\" is used by enabled table {users}"),
             hint: Some("call dedup.disable on those tables first".into()),
+        });
+    }
+    // A model names its collection, whose statistics weigh the pairs it judges
+    // (`classify_pair`, `evaluate`): dropping them would change its verdicts.
+    if let Some(models) = models_trained_on(name) {
+        crate::pg::raise(DedupError::ObjectInUse {
+            msg: format!("collection \"{name}\" is used by model {models}"),
+            hint: Some(
+                "delete those models from dedup.models first, or train them on another collection"
+                    .into(),
+            ),
         });
     }
     forget_own_changes(coll.id);

@@ -41,12 +41,17 @@ thread_local! {
 
 /// Loads a collection by name (once per statement); an unknown name raises 42704.
 pub fn load(name: &str) -> Collection {
+    find(name).unwrap_or_else(|| raise(unknown_collection(name)))
+}
+
+/// Loads a collection by name (once per statement), or None when there is none.
+pub fn find(name: &str) -> Option<Collection> {
     if let Some(c) = cache::with(&COLLECTIONS, |m| m.get(name).cloned()) {
-        return c;
+        return Some(c);
     }
-    let c = load_uncached(name);
+    let c = load_uncached(name)?;
     cache::with(&COLLECTIONS, |m| m.insert(name.to_owned(), c.clone()));
-    c
+    Some(c)
 }
 
 /// A collection with no row and no statistics (every N and df is 0): what the
@@ -62,7 +67,7 @@ pub fn empty(name: &str) -> Collection {
     }
 }
 
-fn load_uncached(name: &str) -> Collection {
+fn load_uncached(name: &str) -> Option<Collection> {
     let row = Spi::connect(|c| {
         let t = cache::select(
             c,
@@ -87,16 +92,14 @@ fn load_uncached(name: &str) -> Collection {
                 .unwrap_or(serde_json::Value::Null),
         ))
     });
-    let Some((id, lang, weighting, k1, b, options)) = row else {
-        raise(unknown_collection(name))
-    };
+    let (id, lang, weighting, k1, b, options) = row?;
     let weighting = Weighting::parse(&weighting).or_raise();
-    Collection {
+    Some(Collection {
         id,
         name: name.to_owned(),
         lang: Lang::parse(&lang).or_raise(),
         params: Params::new(weighting, k1, b).or_raise(),
         limits: crate::limits::Limits::from_json(&options).or_raise(),
         options,
-    }
+    })
 }

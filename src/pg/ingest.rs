@@ -1154,20 +1154,26 @@ pub fn _find_original(
             Store::Nothing,
         )
     });
-    let mut rows: Vec<(String, verdict, f64)> = c
+    let mut rows: Vec<(bool, String, verdict, f64)> = c
         .judged
         .into_iter()
         .filter(|j| j.score_new_dup > 0.0)
         .map(|j| {
             let v = verdict_of(true, j.score_cand_dup > 0.0);
-            (j.duplicate_of.unwrap_or(j.key), v, j.score_new_dup)
+            (j.exact, j.duplicate_of.unwrap_or(j.key), v, j.score_new_dup)
         })
         .collect();
-    // Best first, each original once (two candidates of one chain name one original).
-    rows.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    // Best first as the trigger picks (`decide::choose`: an exact copy's original,
+    // then the highest score), each original once (two candidates of one chain
+    // name one original).
+    rows.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| b.3.total_cmp(&a.3))
+            .then_with(|| a.1.cmp(&b.1))
+    });
     let mut seen = std::collections::HashSet::new();
-    rows.retain(|r| seen.insert(r.0.clone()));
-    TableIterator::new(rows)
+    rows.retain(|r| seen.insert(r.1.clone()));
+    TableIterator::new(rows.into_iter().map(|(_, k, v, s)| (k, v, s)))
 }
 
 /// Validates `enable`'s model and action arguments before any DDL runs.

@@ -118,6 +118,12 @@ pub fn spi_err(e: pgrx::spi::Error) -> ! {
 /// `COMMIT`: SPI returns those as error codes, not as PostgreSQL errors). Raised as
 /// 22023 invalid_parameter_value; `expected` names the columns it must return.
 pub fn query_refused(expected: &str, _e: pgrx::spi::Error) -> ! {
+    query_not_select(expected)
+}
+
+/// [`query_refused`], for a refusal that came as an error of PostgreSQL's (a
+/// cursor over a query that is no SELECT: 42P11).
+pub fn query_not_select(expected: &str) -> ! {
     raise(DedupError::InvalidParameter {
         msg: format!("pairs query must be one SELECT returning {expected}"),
         hint: Some("COPY and transaction control (BEGIN, COMMIT) cannot run as a query".into()),

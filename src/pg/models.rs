@@ -338,10 +338,14 @@ pub fn model(name: &str) -> Rc<Loaded> {
     let model = crate::codec::decode_model(&bytes)
         .map_err(|e| DedupError::corrupted(format!("model \"{name}\" cannot be read: {e}")))
         .or_raise();
+    // A model whose collection is gone (dropped before drop_collection refused
+    // that, or the built-in model's "default" imported) weighs pairs with no
+    // statistics, as the built-in model does: the trigger decides with the
+    // table's own collection either way.
     let loaded = Rc::new(Loaded {
         name: name.to_owned(),
         version,
-        collection: collections::load(&coll),
+        collection: collections::find(&coll).unwrap_or_else(|| collections::empty(&coll)),
         model,
     });
     CACHE.with(|c| {
@@ -365,27 +369,40 @@ pub fn model(name: &str) -> Rc<Loaded> {
 /// ([`privilege::require_collection_read`]).
 fn readable_model(name: &str, what: &str) -> Rc<Loaded> {
     let m = privilege::as_owner(|| self::model(name));
-    if m.version != 0 {
+    // The built-in model, and a model whose collection is gone, read no statistics.
+    if m.version != 0 && m.collection.id != 0 {
         privilege::require_collection_read(&m.collection.name, what);
     }
     m
 }
 
+/// What judges a pair for a pair function: the model `name`, or None for
+/// [`THRESHOLD_RULE`]; and the collection whose statistics weigh the pair (the
+/// model's; none for the rule, as for the built-in model).
+fn pair_judge(name: &str, what: &str) -> (Option<Rc<Loaded>>, Collection) {
+    if name == THRESHOLD_RULE {
+        return (None, collections::empty(THRESHOLD_RULE));
+    }
+    let m = readable_model(name, what);
+    let coll = m.collection.clone();
+    (Some(m), coll)
+}
+
 /// The verdict for a pair from both directions: D(ρ(a,b)) and D(ρ(b,a)).
 #[pg_extern(stable, strict, parallel_safe)]
 fn classify_pair(model: &str, a: DocRef, b: DocRef) -> verdict {
-    let m = readable_model(model, "dedup.classify_pair");
-    let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &m.collection));
-    let (ab, ba) = scores(Some(&m), &a, &b);
+    let (m, coll) = pair_judge(model, "dedup.classify_pair");
+    let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &coll));
+    let (ab, ba) = scores(m.as_deref(), &a, &b);
     verdict_of(ab > 0.0, ba > 0.0)
 }
 
 /// The decision value for "a duplicates b": positive means duplicate.
 #[pg_extern(stable, strict, parallel_safe)]
 fn pair_score(model: &str, a: DocRef, b: DocRef) -> f64 {
-    let m = readable_model(model, "dedup.pair_score");
-    let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &m.collection));
-    scores(Some(&m), &a, &b).0
+    let (m, coll) = pair_judge(model, "dedup.pair_score");
+    let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &coll));
+    scores(m.as_deref(), &a, &b).0
 }
 
 /// Each feature's value and contribution to the decision, in both directions.
@@ -406,6 +423,14 @@ fn explain_pair(
         name!(contribution_ba, f64),
     ),
 > {
+    if model == THRESHOLD_RULE {
+        raise(DedupError::InvalidParameter {
+            msg: "the threshold rule has no per-feature contributions to explain".into(),
+            hint: Some(
+                "explain_pair explains a model; dedup.compare gives the pair's features".into(),
+            ),
+        });
+    }
     let m = readable_model(model, "dedup.explain_pair");
     let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &m.collection));
     let (ab, ba) = both_ways(&a, &b);
@@ -430,43 +455,89 @@ fn explain_pair(
 const TRAIN_COLUMNS: &str =
     "(a dedup.document, b dedup.document, a_dup_b boolean, b_dup_a boolean)";
 
-/// Rows of a user query returning [`TRAIN_COLUMNS`].
-/// Rows with a NULL document are skipped; a NULL label counts false.
+/// Rows a cursor over a pairs query fetches at a time.
+const PAIRS_BATCH: i64 = 256;
+
+/// Calls `f` with the rows of a user query returning [`TRAIN_COLUMNS`], read
+/// through a cursor [`PAIRS_BATCH`] rows at a time, so that memory holds one batch
+/// (and whatever `f` keeps), however many rows the query returns. Rows with a NULL
+/// document are skipped; a NULL label counts false. Stops reading when `f` returns
+/// false.
 ///
 /// Interrupts: the executor checks for them while it runs the query; the copy of
 /// its rows checks once per row.
-fn labelled_pairs(query: &str) -> Vec<(DocumentDatum, DocumentDatum, bool, bool)> {
+fn each_labelled_pair(
+    query: &str,
+    mut f: impl FnMut(DocumentDatum, DocumentDatum, bool, bool) -> bool,
+) {
     Spi::connect(|c| {
-        let t = c
-            .select(query, None, &[])
-            .unwrap_or_else(|e| crate::pg::query_refused(TRAIN_COLUMNS, e));
-        if t.columns().unwrap_or(0) < 4 {
-            raise(DedupError::invalid_parameter(format!(
-                "pairs query must return {TRAIN_COLUMNS}"
-            )));
+        // A query that is no SELECT (COPY, BEGIN) cannot be a cursor: 42P11 from
+        // SPI, raised as the same 22023 every pairs query gives.
+        let mut cursor = pgrx::PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
+            c.try_open_cursor(query, &[])
+        }))
+        .catch_when(PgSqlErrorCode::ERRCODE_INVALID_CURSOR_DEFINITION, |_| {
+            crate::pg::query_not_select(TRAIN_COLUMNS)
+        })
+        .execute()
+        .unwrap_or_else(|e| crate::pg::query_refused(TRAIN_COLUMNS, e));
+        loop {
+            // A batch is copied out before `f` runs: `f` may run queries of its own.
+            let (fetched, batch) = {
+                let t = cursor
+                    .fetch(PAIRS_BATCH)
+                    .unwrap_or_else(|e| crate::pg::query_refused(TRAIN_COLUMNS, e));
+                if t.columns().is_ok_and(|n| n < 4) {
+                    raise(DedupError::invalid_parameter(format!(
+                        "pairs query must return {TRAIN_COLUMNS}"
+                    )));
+                }
+                let fetched = t.len();
+                let mut rows = Vec::with_capacity(fetched);
+                for r in t {
+                    pgrx::check_for_interrupts!();
+                    let a = r
+                        .get::<DocumentDatum>(1)
+                        .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e));
+                    let b = r
+                        .get::<DocumentDatum>(2)
+                        .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e));
+                    let ab = r
+                        .get::<bool>(3)
+                        .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e))
+                        .unwrap_or(false);
+                    let ba = r
+                        .get::<bool>(4)
+                        .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e))
+                        .unwrap_or(false);
+                    if let (Some(a), Some(b)) = (a, b) {
+                        rows.push((a, b, ab, ba));
+                    }
+                }
+                (fetched, rows)
+            };
+            if fetched == 0 {
+                break;
+            }
+            for (a, b, ab, ba) in batch {
+                if !f(a, b, ab, ba) {
+                    return;
+                }
+            }
         }
-        let mut out = Vec::new();
-        for r in t {
-            pgrx::check_for_interrupts!();
-            let a = r
-                .get::<DocumentDatum>(1)
-                .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e));
-            let b = r
-                .get::<DocumentDatum>(2)
-                .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e));
-            let (Some(a), Some(b)) = (a, b) else { continue };
-            let ab = r
-                .get::<bool>(3)
-                .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e))
-                .unwrap_or(false);
-            let ba = r
-                .get::<bool>(4)
-                .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e))
-                .unwrap_or(false);
-            out.push((a, b, ab, ba));
-        }
-        out
     })
+}
+
+/// The labelled pairs of a user query (see [`each_labelled_pair`]), at most
+/// `max + 1` of them: one more than `max` tells the caller there were too many,
+/// without reading the rest.
+fn labelled_pairs(query: &str, max: usize) -> Vec<(DocumentDatum, DocumentDatum, bool, bool)> {
+    let mut out = Vec::new();
+    each_labelled_pair(query, |a, b, ab, ba| {
+        out.push((a, b, ab, ba));
+        out.len() <= max
+    });
+    out
 }
 
 /// The two examples, ρ(a,b) and ρ(b,a), of each labelled pair. Checks for
@@ -514,13 +585,14 @@ fn metrics_json(m: &svm::CvMetrics) -> serde_json::Value {
 /// `svm::train_checked`). A fit under way is one linfa call that cannot be
 /// stopped: a cancel takes effect when the fits under way end, at most the time
 /// of one fit of [`svm::MAX_TRAIN_PAIRS`] pairs (about 10 s on the 2-core dev
-/// box). More pairs than that are refused before any is weighed.
+/// box). More pairs than that are refused before any is weighed, and the query is
+/// read no further than one pair past the limit.
 #[pg_extern(volatile, parallel_unsafe)]
 fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonArg, "'{}'")) -> JsonB {
     require_storable_name(model);
     let coll = collections::load(collection);
     let opts = TrainOptions::from_json(&options.0, N_FEATURES, &FEATURE_NAMES).or_raise();
-    let pairs = labelled_pairs(pairs);
+    let pairs = labelled_pairs(pairs, svm::MAX_TRAIN_PAIRS);
     if pairs.len() < 10 {
         raise(DedupError::invalid_parameter(format!(
             "training needs at least 10 labelled pairs, got {}",
@@ -531,7 +603,7 @@ fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonArg, 
     if n_pairs > svm::MAX_TRAIN_PAIRS {
         raise(DedupError::TooLarge {
             msg: format!(
-                "training accepts at most {} labelled pairs, got {n_pairs}",
+                "training accepts at most {} labelled pairs, and the pairs query returned more",
                 svm::MAX_TRAIN_PAIRS
             ),
             hint: Some(
@@ -645,14 +717,22 @@ pub fn _evaluate(
     // The pairs query runs with the caller's rights; the model and the
     // statistics are read as the extension's owner once the caller may read
     // the model's collection (as `pair_score` does).
-    let m = readable_model(model, "dedup.evaluate");
-    let rows = labelled_pairs(pairs);
-    let examples = privilege::as_owner(|| examples(&m.collection, rows));
+    let (m, coll) = pair_judge(model, "dedup.evaluate");
+    // One pair at a time: memory holds a batch of the query's rows, not all.
     let mut c = crate::metrics::Confusion::default();
-    for e in examples {
-        pgrx::check_for_interrupts!();
-        c.add(m.model.predict(&e.x), e.y);
-    }
+    each_labelled_pair(pairs, |a, b, ab, ba| {
+        // The model alone (or the rule), as explain_pair shows it: no exact-copy
+        // floor (see `scores`).
+        let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &coll));
+        let (xab, xba) = both_ways(&a, &b);
+        let dup = |x: &[f64; N_FEATURES]| match m.as_deref() {
+            Some(m) => m.model.predict(x),
+            None => decide::threshold_rule(x) > 0.0,
+        };
+        c.add(dup(&xab), ab);
+        c.add(dup(&xba), ba);
+        true
+    });
     TableIterator::once((c.tp, c.fp, c.fn_, c.tn, c.precision(), c.recall(), c.f1()))
 }
 
@@ -701,7 +781,8 @@ fn export_model(name: &str) -> JsonB {
     JsonB(j)
 }
 
-/// Stores a model exported by `export_model`. Its collection must exist here.
+/// Stores a model exported by `export_model`. Its collection must exist here,
+/// unless it is the built-in model's `default`.
 /// Returns the model's name.
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn import_model(model: JsonArg) -> String {
@@ -732,7 +813,11 @@ fn import_model(model: JsonArg) -> String {
             ));
         }
     }
-    collections::load(&collection);
+    // The built-in model's export names the collection "default", which need
+    // not exist: the model then weighs pairs with no statistics, as it does built in.
+    if collection != DEFAULT_MODEL {
+        collections::load(&collection);
+    }
     let features: Vec<String> = m
         .features
         .iter()
@@ -768,13 +853,13 @@ fn import_model(model: JsonArg) -> String {
 fn learn_authority(collection: &str, pairs: &str) -> i64 {
     let coll = collections::load(collection);
     let mut counts: HashMap<String, (i64, i64)> = HashMap::new();
-    for (a, b, ab, ba) in labelled_pairs(pairs) {
+    each_labelled_pair(pairs, |a, b, ab, ba| {
         pgrx::check_for_interrupts!();
         let (a, b) = (a.decode(), b.decode());
         let (orig, dup) = match (ab, ba) {
             (true, false) => (b.source, a.source),
             (false, true) => (a.source, b.source),
-            _ => continue,
+            _ => return true,
         };
         if let Some(o) = orig {
             let e = counts.entry(o).or_default();
@@ -784,7 +869,8 @@ fn learn_authority(collection: &str, pairs: &str) -> i64 {
         if let Some(d) = dup {
             counts.entry(d).or_default().1 += 1;
         }
-    }
+        true
+    });
     let mut n = 0;
     Spi::connect_mut(|c| {
         let mut keys: Vec<_> = counts.into_iter().collect();

@@ -336,7 +336,15 @@ pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
         .flatten()
         .unwrap_or(false);
         if created && unused {
-            crate::pg::catalog::drop_collection(&coll);
+            // A model trained on it keeps it (see `catalog::drop_collection`).
+            match crate::pg::catalog::models_trained_on(&coll) {
+                None => crate::pg::catalog::drop_collection(&coll),
+                Some(models) => pgrx::ereport!(
+                    NOTICE,
+                    PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+                    format!("collection \"{coll}\" is kept: model {models} was trained on it")
+                ),
+            }
         }
         key_type
     })

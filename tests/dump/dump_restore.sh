@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# pg_dump -Fc of a database with an enabled table ('skip', so rejected rows too)
-# and a trained model, restored whole with pg_restore into a new database and
-# data-only into a new database holding the schema: identical signatures,
+# pg_dump -Fc of a database with an enabled table ('skip', so rejected rows too),
+# an enabled partitioned table and a trained model, restored whole with
+# pg_restore (also in one transaction, -1) into a new database and data-only into
+# a new database holding the schema: identical signatures,
 # statistics, models, rejected rows and dedup.pairs, and a trigger that still
 # works; the data-only restore neither rejects nor re-marks the restored rows and
-# does not count them twice.
+# does not count them twice. A partition detached after each restore takes its
+# documents out of the statistics, as in the source.
 #   tests/dump/dump_restore.sh PSQL_CONNECTION_ARGS (as the postgres user; the
 #   database named by -d is only used to create and drop the others)
 set -euo pipefail
@@ -18,7 +20,8 @@ for a in "${args[@]}"; do
   case "$a" in -d) skip=1 ;; *) conn+=("$a") ;; esac
 done
 admin=$(q postgres -c "SELECT 'postgres'")
-for db in pg_dedup_dump_src pg_dedup_dump_full pg_dedup_dump_data; do
+dbs=(pg_dedup_dump_src pg_dedup_dump_full pg_dedup_dump_single pg_dedup_dump_data)
+for db in "${dbs[@]}"; do
   q "$admin" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
 done
 q pg_dedup_dump_src >/dev/null <<'SQL'
@@ -36,6 +39,11 @@ CREATE TABLE dumped (id bigint PRIMARY KEY, body text);
 SELECT dedup.enable('dumped', 'body', action => 'skip');
 SELECT dedup.train('dump_model', 'dumped', 'SELECT a, b, a_dup_b, b_dup_a FROM pairs_src', '{"kernel": "linear", "folds": 0}');
 INSERT INTO dumped SELECT i, story(CASE WHEN i % 4 = 0 THEN i - 1 ELSE i END) FROM generate_series(1, 400) AS i;
+CREATE TABLE pdumped (id bigint, published date NOT NULL, body text, PRIMARY KEY (id, published)) PARTITION BY RANGE (published);
+CREATE TABLE pdumped_1 PARTITION OF pdumped FOR VALUES FROM ('2024-01-01') TO ('2024-02-01');
+CREATE TABLE pdumped_2 PARTITION OF pdumped FOR VALUES FROM ('2024-02-01') TO ('2024-03-01');
+SELECT dedup.enable('pdumped', 'body', published_at => 'published');
+INSERT INTO pdumped SELECT i, date '2024-01-01' + (i % 50), story(CASE WHEN i % 5 = 0 THEN i - 1 ELSE i + 500 END) FROM generate_series(1, 200) AS i;
 SQL
 # What must survive: signatures, statistics, models, rejected rows, pairs.
 state() {
@@ -47,30 +55,48 @@ SELECT 'models ' || md5(string_agg(name || coalesce(version::text, ''), ',' ORDE
 SELECT 'rejected ' || count(*) FROM dedup.rejected;
 SELECT 'pairs ' || count(*) || ' ' || md5(coalesce(string_agg(a || b || verdict, ',' ORDER BY a, b), '')) FROM dedup.pairs('dumped');
 SELECT 'find_original ' || coalesce(string_agg(key, ','), '-') FROM dedup.find_original('dumped', dedup.to_document(story(7)));
+SELECT 'partitioned ' || count(*) || ' ' || md5(string_agg(id || dedup_sig::text || coalesce(duplicate_of::text, '') || dedup_verdict, ',' ORDER BY id)) FROM pdumped;
+SELECT 'partitioned stats ' || s.n_docs || ' ' || s.total_len FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'pdumped';
+SELECT 'partitioned terms ' || md5(string_agg(term || df || ':' || cf, ',' ORDER BY term)) FROM dedup.term_stats_by_name WHERE collection = 'pdumped';
 SQL
 }
 src=$(state pg_dedup_dump_src)
 pg_dump -Fc "${conn[@]}" -d pg_dedup_dump_src -f "$dump"
 pg_restore "${conn[@]}" -d pg_dedup_dump_full "$dump"
 full=$(state pg_dedup_dump_full)
+pg_restore "${conn[@]}" -d pg_dedup_dump_single --single-transaction "$dump"
+single=$(state pg_dedup_dump_single)
 pg_restore "${conn[@]}" -d pg_dedup_dump_data --schema-only "$dump"
 pg_restore "${conn[@]}" -d pg_dedup_dump_data --data-only "$dump"
 data=$(state pg_dedup_dump_data)
 echo "$src"
 [ "$src" = "$full" ] || { echo "full restore differs:"; diff <(echo "$src") <(echo "$full"); exit 1; }
 echo "pg_restore: identical"
+[ "$src" = "$single" ] || { echo "single-transaction restore differs:"; diff <(echo "$src") <(echo "$single"); exit 1; }
+echo "pg_restore --single-transaction: identical"
 [ "$src" = "$data" ] || { echo "data-only restore differs:"; diff <(echo "$src") <(echo "$data"); exit 1; }
 echo "pg_restore --schema-only then --data-only: identical"
 # The triggers work after either restore: a reprint is kept out and recorded.
-for db in pg_dedup_dump_src pg_dedup_dump_full pg_dedup_dump_data; do
+for db in "${dbs[@]}"; do
   q "$db" -c "INSERT INTO dumped VALUES (1000, story(5))" >/dev/null
   echo "$db: reprint kept out: $(q "$db" -c "SELECT count(*) = 0 FROM dumped WHERE id = 1000") rejected: $(q "$db" -c "SELECT count(*) FROM dedup.rejected")"
 done
 a=$(q pg_dedup_dump_src -c "SELECT count(*) FROM dedup.rejected")
-for db in pg_dedup_dump_full pg_dedup_dump_data; do
+for db in pg_dedup_dump_full pg_dedup_dump_single pg_dedup_dump_data; do
   [ "$(q "$db" -c "SELECT count(*) FROM dedup.rejected")" = "$a" ] || { echo "$db: trigger differs after restore"; exit 1; }
 done
-for db in pg_dedup_dump_src pg_dedup_dump_full pg_dedup_dump_data; do
+# A partition detached after the restore takes its documents out, as in the
+# source (its statement triggers named the source's OID of pdumped).
+detached() {
+  q "$1" -c "ALTER TABLE pdumped DETACH PARTITION pdumped_2" >/dev/null
+  q "$1" -c "SELECT s.n_docs || ' ' || s.total_len FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'pdumped'"
+}
+d=$(detached pg_dedup_dump_src)
+echo "after DETACH: statistics $d"
+for db in pg_dedup_dump_full pg_dedup_dump_single pg_dedup_dump_data; do
+  [ "$(detached "$db")" = "$d" ] || { echo "$db: DETACH after restore leaves other statistics"; exit 1; }
+done
+for db in "${dbs[@]}"; do
   q "$admin" -c "DROP DATABASE $db"
 done
 rm -f "$dump"

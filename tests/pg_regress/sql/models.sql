@@ -82,6 +82,30 @@ UPDATE dedup.models SET model = '\x50474449'::bytea WHERE name = 'news_copy';
 SELECT version FROM dedup.models WHERE name = 'news_copy';
 SELECT err($$SELECT dedup.classify_pair('news_copy', '{"v":1}', '{"v":1}')$$);
 
+-- A collection a stored model was trained on stays while the model does: its
+-- statistics weigh the pairs the model judges.
+SELECT err($$SELECT dedup.drop_collection('m')$$);
+
+-- The built-in model moves like a stored one: its export names the collection
+-- "default", which need not exist, and judges alike once imported.
+SELECT dedup.import_model(dedup.export_model('default') || '{"name": "builtin_copy"}');
+SELECT bool_and(dedup.classify_pair('builtin_copy', a, b) = dedup.classify_pair('default', a, b)) AS same_verdicts,
+       bool_and(dedup.pair_score('builtin_copy', a, b) = dedup.pair_score('default', a, b)) AS same_scores
+FROM labelled;
+
+-- The threshold rule judges pairs too, by name, with no statistics; it has no
+-- per-feature contributions to explain.
+SELECT dedup.classify_pair('threshold', a, b) AS cut_copy, dedup.pair_score('threshold', a, b) > 0 AS a_dup_b
+FROM labelled WHERE a_dup_b LIMIT 1;
+SELECT tp + fp + fn + tn AS examples FROM dedup.evaluate('threshold', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled');
+SELECT err($$SELECT * FROM dedup.explain_pair('threshold', '{"v":1}', '{"v":1}')$$);
+
+-- A pairs query is read through a cursor: training stops reading one pair past
+-- its limit, and what is no SELECT is refused as such.
+SELECT err($$SELECT dedup.train('x', 'm', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled, generate_series(1, 1000000)')$$);
+SELECT err($$SELECT dedup.train('x', 'm', 'INSERT INTO labelled SELECT * FROM labelled RETURNING *')$$);
+SELECT tp + fp + fn + tn AS examples FROM dedup.evaluate('news', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled, generate_series(1, 10)');
+
 -- Source authority: each source's share of originals.
 SELECT dedup.learn_authority('m', $$
   SELECT dedup.to_document('копия', source => 'copier'), dedup.to_document('оригинал', source => 'agency'), true, false

@@ -358,3 +358,40 @@ DROP TABLE p_expr;
 CREATE TABLE p_gen (id int PRIMARY KEY, raw text, body text GENERATED ALWAYS AS (lower(raw)) STORED);
 SELECT err($$SELECT dedup.enable('p_gen', 'body')$$);
 DROP TABLE p_gen;
+
+-- A partition detached from an enabled table keeps its duplicate_of, of the
+-- table's composite key type: disable and DROP TABLE keep the type, with a
+-- NOTICE, instead of failing.
+CREATE TABLE kdet (id bigint, published date NOT NULL, body text, PRIMARY KEY (id, published)) PARTITION BY RANGE (published);
+CREATE TABLE kdet_1 PARTITION OF kdet FOR VALUES FROM ('2024-01-01') TO ('2024-02-01');
+CREATE TABLE kdrop (LIKE kdet INCLUDING ALL) PARTITION BY RANGE (published);
+CREATE TABLE kdrop_1 PARTITION OF kdrop FOR VALUES FROM ('2024-01-01') TO ('2024-02-01');
+SELECT dedup.enable('kdet', 'body', published_at => 'published'), dedup.enable('kdrop', 'body', published_at => 'published');
+ALTER TABLE kdet DETACH PARTITION kdet_1;
+ALTER TABLE kdrop DETACH PARTITION kdrop_1;
+SELECT dedup.disable('kdet');
+DROP TABLE kdrop;
+SELECT attrelid::regclass, atttypid::regtype FROM pg_attribute
+ WHERE attrelid IN ('kdet_1'::regclass, 'kdrop_1'::regclass) AND attname = 'duplicate_of' ORDER BY 1;
+SELECT count(*) AS registered FROM dedup.enabled_tables WHERE tbl::text IN ('kdet', 'kdrop');
+DROP TABLE kdet, kdet_1, kdrop_1;
+DROP TYPE kdet_dedup_key, kdrop_dedup_key;
+
+-- Only DDL that adds or removes a partition changes what a partitioned table
+-- counts: a constraint added to one whose partition has lost its statement
+-- triggers (as a partition restored by pg_restore has, until its own dumped
+-- triggers come) counts nothing twice.
+CREATE TABLE kcon (id bigint, published date NOT NULL, body text, PRIMARY KEY (id, published)) PARTITION BY RANGE (published);
+CREATE TABLE kcon_1 PARTITION OF kcon FOR VALUES FROM ('2024-01-01') TO ('2024-02-01');
+SELECT dedup.enable('kcon', 'body', published_at => 'published');
+INSERT INTO kcon VALUES (1, '2024-01-02', 'Первая новость о строительстве моста через реку.'),
+                        (2, '2024-01-03', 'Вторая новость о ремонте школы в районе Сокол.');
+SELECT s.n_docs FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'kcon';
+DROP TRIGGER dedup_statement_start ON kcon_1;
+DROP TRIGGER dedup_statement_end ON kcon_1;
+DROP TRIGGER dedup_truncate_trigger ON kcon_1;
+ALTER TABLE kcon ADD CONSTRAINT kcon_id CHECK (id > 0);
+SELECT s.n_docs FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'kcon';
+SELECT count(*) AS statement_triggers FROM pg_trigger WHERE tgrelid = 'kcon_1'::regclass AND tgname LIKE 'dedup_statement%';
+SELECT dedup.disable('kcon');
+DROP TABLE kcon;
