@@ -623,6 +623,22 @@ BEGIN
             RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl USING ERRCODE = 'undefined_column';
         END IF;
     END LOOP;
+    -- The trigger reads the time directly or through its text form.
+    IF published_at IS NOT NULL AND (SELECT a.atttypid NOT IN ('timestamptz'::regtype, 'timestamp'::regtype, 'date'::regtype,
+                                                                'text'::regtype, 'varchar'::regtype)
+                                     FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = published_at) THEN
+        RAISE EXCEPTION 'column "%" of relation % is of type %, not a time', published_at, tbl,
+            (SELECT a.atttypid::regtype FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = published_at)
+            USING ERRCODE = 'datatype_mismatch', HINT = 'published_at names a timestamptz, timestamp, date or text column';
+    END IF;
+    SELECT a.attname INTO col FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped
+      AND a.attname IN ('dedup_doc', 'dedup_sig', 'duplicate_of', 'dedup_verdict') LIMIT 1;
+    IF col IS NOT NULL THEN
+        RAISE EXCEPTION 'table % already has a column "%"', tbl, col
+            USING ERRCODE = 'duplicate_column',
+                  HINT = 'dedup.enable adds dedup_doc, dedup_sig, duplicate_of and dedup_verdict: rename the table''s own column';
+    END IF;
     PERFORM dedup._validate_window(published_at, time_window);
     -- No model: the built-in 'default'; 'threshold': the threshold rule (stored as NULL).
     model := CASE WHEN model IS NULL THEN 'default' WHEN model = 'threshold' THEN NULL ELSE model END;

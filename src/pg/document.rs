@@ -84,7 +84,7 @@ fn to_document(
         check_size("title", t);
     }
     let opts = options(lang.unwrap_or("auto"));
-    let published_at = published_at.map(pg_sys::TimestampTz::from);
+    let published_at = crate::pg::types::finite_time(published_at);
     let doc = text::analyze_checked(
         body,
         title,

@@ -1040,7 +1040,7 @@ fn analyze(
     text::analyze_checked(
         body,
         title,
-        ts.map(pg_sys::TimestampTz::from),
+        crate::pg::types::finite_time(ts),
         source,
         &opts,
         &mut crate::pg::interrupts(),

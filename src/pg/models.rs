@@ -591,6 +591,7 @@ fn metrics_json(m: &svm::CvMetrics) -> serde_json::Value {
 fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonArg, "'{}'")) -> JsonB {
     require_storable_name(model);
     let coll = collections::load(collection);
+    privilege::require_configuration("dedup.models", "INSERT", "dedup.train");
     let opts = TrainOptions::from_json(&options.0, N_FEATURES, &FEATURE_NAMES).or_raise();
     let pairs = labelled_pairs(pairs, svm::MAX_TRAIN_PAIRS);
     if pairs.len() < 10 {
@@ -749,8 +750,22 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 /// A model as jsonb, to move it to another database with `import_model`.
 #[pg_extern(stable, strict, parallel_safe)]
 fn export_model(name: &str) -> JsonB {
-    let row = Spi::connect(|c| {
-        let t = c
+    // The built-in model is anyone's to export; a stored one is configuration.
+    let stored = privilege::as_owner(|| {
+        crate::pg::lookup::one_with_args::<bool>(
+            "SELECT EXISTS (SELECT 1 FROM dedup.models WHERE name = $1)",
+            &[name.into()],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or(false)
+    });
+    if stored || name != DEFAULT_MODEL {
+        privilege::require_configuration("dedup.models", "SELECT", "dedup.export_model");
+    }
+    let row = privilege::as_owner(|| {
+        Spi::connect(|c| {
+            let t = c
             .select(
                 "SELECT jsonb_build_object('name', name, 'collection', collection, 'features', features, \
                  'kernel', kernel, 'parameters', parameters, 'scaler', scaler, 'metrics', metrics, \
@@ -760,14 +775,15 @@ fn export_model(name: &str) -> JsonB {
                 &[name.into()],
             )
             .unwrap_or_else(|e| spi_err(e));
-        if t.is_empty() {
-            return None;
-        }
-        let r = t.first();
-        Some((
-            r.get::<JsonB>(1).ok().flatten(),
-            r.get::<String>(2).ok().flatten(),
-        ))
+            if t.is_empty() {
+                return None;
+            }
+            let r = t.first();
+            Some((
+                r.get::<JsonB>(1).ok().flatten(),
+                r.get::<String>(2).ok().flatten(),
+            ))
+        })
     });
     let Some((Some(JsonB(mut j)), Some(bytes))) = row else {
         if name == DEFAULT_MODEL {
@@ -786,6 +802,7 @@ fn export_model(name: &str) -> JsonB {
 /// Returns the model's name.
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn import_model(model: JsonArg) -> String {
+    privilege::require_configuration("dedup.models", "INSERT", "dedup.import_model");
     let j = &model.0;
     let s = |k: &str| j.get(k).and_then(|v| v.as_str()).map(str::to_owned);
     let bad = |what: &str| -> ! {
@@ -852,6 +869,7 @@ fn import_model(model: JsonArg) -> String {
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn learn_authority(collection: &str, pairs: &str) -> i64 {
     let coll = collections::load(collection);
+    privilege::require_configuration("dedup.sources", "INSERT", "dedup.learn_authority");
     let mut counts: HashMap<String, (i64, i64)> = HashMap::new();
     each_labelled_pair(pairs, |a, b, ab, ba| {
         pgrx::check_for_interrupts!();

@@ -333,6 +333,20 @@ fn _candidates(
             "max must not be negative, got {max}"
         )));
     }
+    // Rows are named by their ctid: only a table has one (a view would fail on it).
+    let is_table = lookup::one_with_args::<bool>(
+        "SELECT relkind IN ('r', 'p', 'm') FROM pg_catalog.pg_class WHERE oid = $1",
+        &[tbl.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(false);
+    if !is_table {
+        raise(DedupError::WrongObjectType {
+            msg: "dedup.candidates reads a table, and this relation is not one".into(),
+            hint: Some("name the table the view reads".into()),
+        });
+    }
     let col = pgrx::spi::quote_identifier(signature_column(tbl));
     let tname = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
         .ok()

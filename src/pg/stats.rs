@@ -469,6 +469,7 @@ fn flush_stats(collection: &str) -> i64 {
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn add_document(collection: &str, doc: DocumentDatum) {
     let coll = load(collection);
+    crate::pg::privilege::require_configuration("dedup.term_stats", "INSERT", "dedup.add_document");
     add(coll.id, &doc.decode(), None);
     flush_collection(coll.id);
 }
@@ -477,6 +478,11 @@ fn add_document(collection: &str, doc: DocumentDatum) {
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn remove_document(collection: &str, doc: DocumentDatum) {
     let coll = load(collection);
+    crate::pg::privilege::require_configuration(
+        "dedup.term_stats",
+        "UPDATE",
+        "dedup.remove_document",
+    );
     remove(coll.id, &doc.decode(), None);
     flush_collection(coll.id);
 }

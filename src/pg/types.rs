@@ -28,6 +28,14 @@ unsafe fn unbox_non_null<'fcx, T: FromDatum>(arg: Arg<'_, 'fcx>) -> T {
     }
 }
 
+/// A publication time as microseconds since 2000-01-01, or None for none and for
+/// `infinity` / `-infinity` (which have no distance to another time: the time
+/// features count them unknown, as a missing time).
+pub fn finite_time(ts: Option<pgrx::datum::TimestampWithTimeZone>) -> Option<pg_sys::TimestampTz> {
+    ts.map(pg_sys::TimestampTz::from)
+        .filter(|t| *t != pg_sys::TimestampTz::MAX && *t != pg_sys::TimestampTz::MIN)
+}
+
 /// A required argument of a function that is not STRICT (another argument may be
 /// NULL): NULL raises 22004, naming the argument.
 pub fn required<T>(value: Option<T>, name: &str) -> T {

@@ -16,6 +16,11 @@ DROP VIEW news_view;
 SELECT err($$SELECT dedup.enable('news', 'text')$$);
 SELECT err($$SELECT dedup.enable('news', 'body', model => 'nope')$$);
 SELECT err($$SELECT dedup.enable('news', 'body', action => 'drop')$$);
+CREATE TABLE has_mark (id int PRIMARY KEY, body text, duplicate_of int, bin bytea);
+SELECT err($$SELECT dedup.enable('has_mark', 'body')$$);
+ALTER TABLE has_mark RENAME duplicate_of TO my_mark;
+SELECT err($$SELECT dedup.enable('has_mark', 'body', published_at => 'bin')$$);
+DROP TABLE has_mark;
 SELECT count(*) AS extra_columns FROM pg_attribute WHERE attrelid = 'news'::regclass AND attname LIKE 'dedup%';
 SELECT count(*) AS collections FROM dedup.collections;
 

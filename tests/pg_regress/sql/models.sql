@@ -26,6 +26,13 @@ SELECT f.name, round(ab::numeric, 4) AS ab, round(ba::numeric, 4) AS ba
 FROM (SELECT a, b FROM labelled LIMIT 1) p,
      unnest(dedup.feature_names(), dedup.compare(p.a, p.b, 'm'), dedup.compare(p.b, p.a, 'm')) AS f(name, ab, ba);
 
+-- An infinite publication time is no time: the time features are unknown.
+SELECT f.name, ab FROM unnest(dedup.feature_names(),
+         dedup.compare(dedup.to_document('Мост откроют весной', published_at => 'infinity'),
+                       dedup.to_document('Мост откроют весной', published_at => '-infinity'), 'm')) AS f(name, ab)
+ WHERE f.name IN ('time', 'time_gap');
+SELECT dedup.summary(dedup.to_document('Мост', published_at => 'infinity'))->'published_at' AS published_at;
+
 -- Bad training input.
 SELECT err($$SELECT dedup.train('x', 'm', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled LIMIT 4')$$);
 SELECT err($$SELECT dedup.train('x', 'm', 'SELECT a, a, false, false FROM labelled')$$);

@@ -55,6 +55,10 @@ SELECT s.id, o.key FROM (SELECT * FROM par_docs ORDER BY id LIMIT 10) s,
 SELECT s.id, dedup.is_duplicate('par_docs', s.body) FROM (SELECT * FROM par_docs ORDER BY id LIMIT 10) s ORDER BY 1;
 SELECT s.id, (SELECT count(*) FROM dedup.candidates('par_docs', s.dedup_sig, 5)) AS candidates
 FROM (SELECT * FROM par_docs ORDER BY id LIMIT 10) s ORDER BY 1;
+-- candidates names rows by ctid: a view has none.
+CREATE VIEW par_view AS SELECT * FROM par_docs;
+SELECT err($$SELECT * FROM dedup.candidates('par_view', (SELECT dedup_sig FROM par_docs ORDER BY id LIMIT 1), 5)$$);
+DROP VIEW par_view;
 SELECT p.a, p.b, p.verdict, p.score > 0 AS positive FROM (SELECT 1 FROM par_docs LIMIT 1) s, dedup.pairs('par_docs') p ORDER BY 1, 2;
 SELECT g.* FROM (SELECT 1 FROM par_docs LIMIT 1) s, dedup.groups('par_docs') g ORDER BY 1;
 SELECT m.pairs FROM (SELECT 1 FROM par_docs LIMIT 1) s, dedup.matrix_quality('par_docs') m;

@@ -97,6 +97,14 @@ SELECT err($$SELECT * FROM dedup.pairs('sec_mark')$$);
 SELECT err($$SELECT * FROM dedup.groups('sec_mark')$$);
 SELECT err($$SELECT * FROM dedup.matrix_quality('sec_mark')$$);
 SELECT count(*) AS collections_seen FROM dedup.status;
+-- The configuration functions name the rights they need; the built-in model is
+-- anyone's to export.
+SELECT err($$SELECT dedup.export_model('sec_model')$$);
+SELECT err($$SELECT dedup.add_document('sec_mark', dedup.to_document('текст'))$$);
+SELECT err($$SELECT dedup.train('sec_model', 'sec_mark', 'SELECT NULL::dedup.document, NULL::dedup.document, true, true')$$);
+SELECT err($$SELECT dedup.import_model(dedup.export_model('default') || '{"name": "sec_model"}')$$);
+SELECT err($$SELECT dedup.learn_authority('sec_mark', 'SELECT NULL::dedup.document, NULL::dedup.document, true, true')$$);
+SELECT dedup.export_model('default')->>'name' AS builtin_export;
 RESET ROLE;
 -- A tenant under row-level security who inserts a reprint of a row it cannot see
 -- gets the mark, not the other row's key.
