@@ -90,3 +90,5 @@ SELECT pg_catalog.pg_extension_config_dump('dedup.collection_tables', '');
 CREATE VIEW dedup.term_stats_by_name AS
 SELECT c.name AS collection, t.term, t.df, t.cf
 FROM dedup.term_stats t JOIN dedup.collections c ON c.id = t.collection_id;
+COMMENT ON VIEW dedup.term_stats_by_name IS
+    'Each collection''s term statistics by collection name: document frequency (df) and collection frequency (cf) of each term';

@@ -1122,6 +1122,8 @@ CREATE VIEW dedup.rejected_rows WITH (security_barrier) AS
 SELECT r.id, r.tbl, r.row_data, r.original_key, r.verdict, r.score, r.rejected_at
 FROM dedup.rejected r
 WHERE pg_catalog.pg_has_role((SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = r.tbl), 'USAGE');
+COMMENT ON VIEW dedup.term_stats_by_name IS
+    'Each collection''s term statistics by collection name: document frequency (df) and collection frequency (cf) of each term';
 COMMENT ON VIEW dedup.rejected_rows IS 'The rows action ''skip'' kept out of the tables the caller owns: read them, DELETE them once dealt with';
 
 -- Privileges: PUBLIC may use the schema (its types, and the functions it may

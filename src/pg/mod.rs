@@ -37,7 +37,8 @@ use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::PgLogLevel;
 
 /// Raises `e` as an SQL error with its SQLSTATE ([`DedupError::sqlstate`]), detail
-/// and hint. Does not return.
+/// and hint. Does not return. The error's LOCATION is the caller's.
+#[track_caller]
 pub fn raise(e: DedupError) -> ! {
     let code = PgSqlErrorCode::from(crate::error::sqlstate_code(e.sqlstate()));
     let mut r = ErrorReport::new(code, e.to_string(), "pg_dedup");
@@ -82,12 +83,14 @@ pub trait OrRaise<T> {
 }
 
 impl<T> OrRaise<T> for Result<T, DedupError> {
+    #[track_caller]
     fn or_raise(self) -> T {
         match self {
             Ok(v) => v,
             Err(e) => raise(e),
         }
     }
+    #[track_caller]
     fn or_raise_stored(self) -> T {
         match self {
             Ok(v) => v,
