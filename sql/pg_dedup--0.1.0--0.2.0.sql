@@ -531,6 +531,27 @@ COMMENT ON FUNCTION dedup.distribute(regclass, name) IS
     'Makes an enabled table a Citus distributed table (hash-distributed by distribution_column), keeping what pg_dedup stored';
 
 DROP FUNCTION dedup.enable(regclass, name, name, name, name, text, text, text, name);
+-- The name <table><suffix> in the table's schema, or <table><suffix>1, 2, ... when
+-- a relation or type has it already (a table renamed since it was enabled keeps
+-- its index and key type).
+CREATE FUNCTION dedup._free_name(tbl regclass, suffix text) RETURNS text
+STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+DECLARE
+    nsp oid := (SELECT c.relnamespace FROM pg_catalog.pg_class c WHERE c.oid = tbl);
+    base text := (SELECT c.relname::text FROM pg_catalog.pg_class c WHERE c.oid = tbl) || suffix;
+    name text := base;
+    i int := 0;
+BEGIN
+    WHILE EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.relnamespace = nsp AND c.relname = name)
+       OR EXISTS (SELECT 1 FROM pg_catalog.pg_type y WHERE y.typnamespace = nsp AND y.typname = name) LOOP
+        i := i + 1;
+        name := base || i;
+    END LOOP;
+    RETURN name;
+END $$;
+COMMENT ON FUNCTION dedup._free_name(regclass, text) IS
+    'A name <table><suffix> no relation or type of the table''s schema has yet, for dedup.enable''s index and key type';
+
 CREATE FUNCTION dedup.enable(
     tbl regclass,
     body name,
@@ -565,6 +586,7 @@ DECLARE
     col name;
     text_cols text;
     idx text;
+    idx_name text;
     leaf_idx regclass;
     n bigint;
     lim_bytes bigint;
@@ -576,6 +598,18 @@ BEGIN
         RAISE EXCEPTION 'tbl and body must not be NULL' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     PERFORM dedup._require_owner(tbl);
+    -- The table's own collection is named after it; one of that name that already
+    -- reads another table (a table renamed since it was enabled, say) is that
+    -- table's, and is joined only when asked for by name.
+    IF collection IS NULL AND EXISTS (
+           SELECT 1 FROM dedup.collection_tables t JOIN dedup.collections c ON c.id = t.collection_id
+           WHERE c.name = coll AND t.tbl <> enable.tbl) THEN
+        RAISE EXCEPTION 'collection "%" already reads table %', coll,
+            (SELECT string_agg(t.tbl::text, ', ' ORDER BY t.tbl::text) FROM dedup.collection_tables t
+             JOIN dedup.collections c ON c.id = t.collection_id WHERE c.name = coll)
+            USING ERRCODE = 'duplicate_object',
+                  HINT = format('pass collection => %L to share its statistics, or another name for a collection of the table''s own', coll);
+    END IF;
     PERFORM dedup._require_collection_owner(coll);
     -- An extension's own table (pg_dedup's configuration, say) is not the caller's.
     IF EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
@@ -637,7 +671,7 @@ BEGIN
     IF col IS NOT NULL THEN
         RAISE EXCEPTION 'table % already has a column "%"', tbl, col
             USING ERRCODE = 'duplicate_column',
-                  HINT = 'dedup.enable adds dedup_doc, dedup_sig, duplicate_of and dedup_verdict: rename the table''s own column';
+                  HINT = 'dedup.enable adds dedup_doc, dedup_sig, duplicate_of and dedup_verdict: rename the table''s own column, or drop those a copy made with LIKE ... INCLUDING ALL brought along';
     END IF;
     PERFORM dedup._validate_window(published_at, time_window);
     -- No model: the built-in 'default'; 'threshold': the threshold rule (stored as NULL).
@@ -671,8 +705,10 @@ BEGIN
         key_type := key_types[1];
         key_match := format('t.%I::text = o.key', key_cols[1]);
     ELSE
+        -- <table>_dedup_key, or <table>_dedup_key1, 2, ... when a table renamed
+        -- since it was enabled (or a detached partition) still has that one.
         composite := format('%I.%I', (SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = tbl),
-                            (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_key');
+                            dedup._free_name(tbl, '_dedup_key'));
         EXECUTE format('CREATE TYPE %s AS (%s)', composite,
                        (SELECT string_agg(format('%I %s', k.name, k.type), ', ' ORDER BY k.i)
                         FROM unnest(key_cols, key_types) WITH ORDINALITY AS k(name, type, i)));
@@ -681,14 +717,15 @@ BEGIN
     END IF;
     EXECUTE format('ALTER TABLE %s ADD COLUMN dedup_doc dedup.document, ADD COLUMN dedup_sig dedup.signature, '
                    'ADD COLUMN duplicate_of %s, ADD COLUMN dedup_verdict dedup.verdict', tbl, key_type);
-    idx := format('%I.%I', (SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = tbl),
-                  (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx');
+    -- <table>_dedup_sig_idx, or with a number when that name is taken (see above).
+    idx_name := dedup._free_name(tbl, '_dedup_sig_idx');
+    idx := format('%I.%I', (SELECT nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = tbl), idx_name);
     -- A partitioned table's index is one per partition, and a partition created
     -- later gets one with the same options: fastupdate is off from the start (see
     -- below), and on only in the partitions the backfill fills. So is a distributed
     -- table's, one per shard.
     EXECUTE format('CREATE INDEX %I ON %s USING gin (dedup_sig dedup.signature_ops)%s',
-                   (SELECT relname FROM pg_class WHERE oid = tbl) || '_dedup_sig_idx', tbl,
+                   idx_name, tbl,
                    CASE WHEN partitioned OR distributed THEN ' WITH (fastupdate = off)' ELSE '' END);
     IF partitioned THEN
         FOR leaf_idx IN SELECT t.relid FROM pg_catalog.pg_partition_tree(idx::regclass) t WHERE t.isleaf LOOP
@@ -1053,6 +1090,18 @@ BEGIN
              WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
     LOOP
         IF r.key_type IS NOT NULL THEN
+            -- The composite type follows the table's owner (ALTER TABLE ... OWNER
+            -- TO), so that the new owner can disable the table, which drops it.
+            IF (SELECT y.typowner FROM pg_catalog.pg_type y WHERE y.oid = r.key_type)
+               IS DISTINCT FROM (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = r.tbl) THEN
+                BEGIN
+                    EXECUTE format('ALTER TYPE %s OWNER TO %I', r.key_type,
+                                   (SELECT pg_catalog.pg_get_userbyid(c.relowner) FROM pg_catalog.pg_class c WHERE c.oid = r.tbl));
+                EXCEPTION WHEN insufficient_privilege THEN
+                    RAISE WARNING 'type % keeps its owner: %', r.key_type, SQLERRM
+                        USING HINT = 'its owner or a superuser can give it to the table''s owner with ALTER TYPE ... OWNER TO';
+                END;
+            END IF;
             -- A key of several columns: duplicate_of is of the composite type
             -- enable made, and PostgreSQL cannot change the type of an attribute
             -- of a composite type a table column uses.
@@ -1086,7 +1135,7 @@ BEGIN
     END LOOP;
 END $$;
 COMMENT ON FUNCTION dedup._key_type_changed() IS
-    'Event trigger: when an enabled table''s owner changes its key column''s type, duplicate_of follows (otherwise, and for a key of several columns, a WARNING)';
+    'Event trigger: when an enabled table''s owner changes its key column''s type, duplicate_of follows (otherwise, and for a key of several columns, a WARNING); a composite key type follows the table''s owner';
 CREATE EVENT TRIGGER dedup_key_type_changed ON ddl_command_end
     WHEN TAG IN ('ALTER TABLE') EXECUTE FUNCTION dedup._key_type_changed();
 -- Tables enabled under 0.1.0 get the triggers dedup.enable now installs.

@@ -783,6 +783,20 @@ pub fn signature(doc: &Document, weights: &[f64], opts: &SignatureOptions) -> Si
                     k.push(crc32fast::hash(&b));
                 }
             }
+            // The exact-copy keys: `pad_to` keys of the fingerprint. They do not
+            // depend on weights, so two exact copies share `pad_to` (the collection's
+            // `min_shared_keys` when it was created) keys however the statistics
+            // drift between their signatures: the heaviest words of a text whose
+            // words weigh alike change order as the collection grows.
+            if doc.fingerprint != 0 && !doc.terms.is_empty() {
+                for i in 0..opts.pad_to as u64 {
+                    let mut b = [0u8; 25];
+                    b[0] = 0xfe; // neither a UTF-8 term's first byte nor a set key's 0xff
+                    b[1..17].copy_from_slice(&doc.fingerprint.to_le_bytes());
+                    b[17..].copy_from_slice(&i.to_le_bytes());
+                    k.push(crc32fast::hash(&b));
+                }
+            }
             k
         }
         Scheme::Longest => {
@@ -1017,6 +1031,36 @@ mod tests {
         assert!(!is_candidate(&a0, &a0, 4, 0.8));
         // A text with no terms gets no keys at all.
         assert!(signature(&Document::default(), &[], &opts).keys.is_empty());
+    }
+
+    #[test]
+    fn topwords_exact_copies_share_the_fingerprint_keys_whatever_the_weights() {
+        let opts = SignatureOptions {
+            scheme: Scheme::Topwords,
+            topwords: 4,
+            pad_to: 4,
+            ..SignatureOptions::default()
+        };
+        let words: Vec<String> = (0..12).map(|i| format!("word{i}")).collect();
+        let text = words.join(" ");
+        let mut a = doc_of(&[text.as_str()]);
+        a.fingerprint = 0xfeed_beef;
+        let n = a.terms.len();
+        // The same text under statistics that ranked its words the other way round.
+        let up: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        let down: Vec<f64> = (0..n).map(|i| (n - i) as f64).collect();
+        let (s1, s2) = (signature(&a, &up, &opts), signature(&a, &down, &opts));
+        assert_eq!(s1.keys.len(), 8);
+        assert!(s1.shared_keys(&s2) >= 4);
+        assert!(is_candidate(&s1, &s2, 4, 0.8));
+        // Another text with the same heaviest words is no exact copy.
+        let mut b = a.clone();
+        b.fingerprint = 0xdead_beef;
+        assert_eq!(signature(&b, &up, &opts).shared_keys(&s1), 4);
+        assert_eq!(signature(&b, &down, &opts).shared_keys(&s1), 0);
+        // Without padding (a 0.1.0 collection) there are no exact-copy keys.
+        let plain = SignatureOptions { pad_to: 0, ..opts };
+        assert_eq!(signature(&a, &up, &plain).keys.len(), 4);
     }
 
     #[test]

@@ -763,6 +763,18 @@ fn settled(judged: Vec<(Judged, Option<pg_sys::TransactionId>)>) -> Vec<Judged> 
         .collect()
 }
 
+/// Leaves out the candidates marked as copies of the row being checked
+/// (`self_key`: an updated row's key before the update, or the key of the row an
+/// inserted one would replace through ON CONFLICT). An original whose text is
+/// edited, or stored again unchanged, stays the original of its copies: it is not
+/// marked as a copy of its own copy (which would leave the group with no
+/// original), and it may still be marked as a copy of another group's row.
+fn without_own_copies(judged: &mut Vec<Judged>, self_key: Option<&str>) {
+    if let Some(me) = self_key {
+        judged.retain(|j| j.duplicate_of.as_deref() != Some(me));
+    }
+}
+
 /// Whether the originals that candidates name are still in the table, as looked up
 /// for one new document. `duplicate_of` is a mark set at insert: a copy whose
 /// original was deleted since (or had its key changed) still names it. A new
@@ -776,18 +788,15 @@ struct Roots {
 impl Roots {
     /// Clears the `duplicate_of` of each judged candidate that the new document
     /// duplicates and whose original is gone: it then counts as its own original.
-    /// So does one whose original is the row being updated (`self_key`, its key
-    /// before the update): an original whose text or key changes is checked
-    /// against its copies like a new row, and must not become a copy of itself.
     /// An original that is itself a candidate is there; any other is looked up by
     /// key (at most once per document, and only for candidates that are
-    /// duplicated).
+    /// duplicated). The copies of the row being checked (`self_key`) are not
+    /// judged at all (see [`without_own_copies`]).
     fn resolve(
         &mut self,
         cfg: &TableConfig,
         cands: &[(Candidate, Assessed)],
         judged: &mut [Judged],
-        self_key: Option<&str>,
         new_snapshot: bool,
     ) {
         for j in judged.iter_mut().filter(|j| j.score_new_dup > 0.0) {
@@ -795,7 +804,6 @@ impl Roots {
                 continue;
             };
             let present = match self.known.get(root) {
-                _ if Some(root) == self_key => false,
                 Some(p) => *p,
                 None => {
                     let p = cands.iter().any(|(c, _)| c.key == root)
@@ -937,7 +945,8 @@ pub fn check(
     );
     warn_if_other_analyzer(cfg, new.doc().analyzer, &cands);
     let mut roots = Roots::default();
-    roots.resolve(cfg, &cands, &mut judged, self_key, commit);
+    without_own_copies(&mut judged, self_key);
+    roots.resolve(cfg, &cands, &mut judged, commit);
     let mut d = decide::choose(&judged);
     // With no duplicate, the verdict is that of the closest candidate (the highest
     // "new duplicates it" value): when that says "it duplicates new", a candidate
@@ -960,7 +969,8 @@ pub fn check(
             &auth,
             reach,
         ));
-        roots.resolve(cfg, &cands, &mut judged, self_key, commit);
+        without_own_copies(&mut judged, self_key);
+        roots.resolve(cfg, &cands, &mut judged, commit);
         d = decide::choose(&judged);
     }
     let add = store == Store::Always || (store == Store::UnlessDuplicate && d.original.is_none());

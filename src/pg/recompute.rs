@@ -16,15 +16,29 @@ fn notice(msg: String) {
     pgrx::ereport!(NOTICE, PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, msg);
 }
 
-/// Checks that `col` is a `dedup.document` column of `tbl`; returns the quoted
-/// `(table, column)` for use in SQL.
-pub fn quoted_doc_column(tbl: pg_sys::Oid, col: &str) -> (String, String) {
-    let (tname, ok) = Spi::connect(|c| {
+/// A table of a recompute: its name as the caller knows it (for messages), as SQL
+/// written into a query that runs under another `search_path` (schema-qualified;
+/// `pg_temp` for the caller's temporary table), and its document column, quoted.
+pub struct DocColumn {
+    pub shown: String,
+    pub sql: String,
+    pub column: String,
+}
+
+/// Checks that `col` is a `dedup.document` column of `tbl` (see [`DocColumn`]).
+pub fn quoted_doc_column(tbl: pg_sys::Oid, col: &str) -> DocColumn {
+    let (shown, sql, ok) = Spi::connect(|c| {
         let t = c
             .select(
+                // Schema-qualified whatever the search_path: the table is read as
+                // its owner, under `search_path = pg_catalog, pg_temp`.
                 "SELECT $1::regclass::text, \
+                 pg_catalog.format('%I.%I', CASE WHEN n.oid = pg_catalog.pg_my_temp_schema() THEN 'pg_temp' \
+                                                 ELSE n.nspname::text END, c.relname), \
                  (SELECT atttypid = 'dedup.document'::regtype FROM pg_attribute \
-                  WHERE attrelid = $1 AND attname = $2 AND attnum > 0 AND NOT attisdropped)",
+                  WHERE attrelid = $1 AND attname = $2 AND attnum > 0 AND NOT attisdropped) \
+                 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE c.oid = $1",
                 Some(1),
                 &[tbl.into(), col.into()],
             )
@@ -32,19 +46,24 @@ pub fn quoted_doc_column(tbl: pg_sys::Oid, col: &str) -> (String, String) {
         let r = t.first();
         (
             r.get::<String>(1).ok().flatten().unwrap_or_default(),
-            r.get::<bool>(2).ok().flatten(),
+            r.get::<String>(2).ok().flatten().unwrap_or_default(),
+            r.get::<bool>(3).ok().flatten(),
         )
     });
     match ok {
         None => crate::pg::raise(DedupError::UndefinedColumn {
-            msg: format!("column \"{col}\" of relation {tname} does not exist"),
+            msg: format!("column \"{col}\" of relation {shown} does not exist"),
             hint: None,
         }),
         Some(false) => crate::pg::raise(DedupError::DatatypeMismatch {
-            msg: format!("column \"{col}\" of relation {tname} is not of type dedup.document"),
+            msg: format!("column \"{col}\" of relation {shown} is not of type dedup.document"),
             hint: None,
         }),
-        Some(true) => (tname, pgrx::spi::quote_identifier(col)),
+        Some(true) => DocColumn {
+            shown,
+            sql,
+            column: pgrx::spi::quote_identifier(col),
+        },
     }
 }
 
@@ -209,7 +228,11 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
     });
     let (mut n_docs, mut total_len) = (0i64, 0i64);
     for (oid, col, _, steps) in &tables {
-        let (tname, qcol) = quoted_doc_column(*oid, col);
+        let DocColumn {
+            shown,
+            sql: tname,
+            column: qcol,
+        } = quoted_doc_column(*oid, col);
         let pages: i64 = lookup::one_with_args::<i64>(
             "SELECT (pg_relation_size($1) / current_setting('block_size')::int8)",
             &[(*oid).into()],
@@ -252,7 +275,7 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
             n_docs += n;
             total_len += l;
             notice(format!(
-                "recompute \"{}\": {tname} statistics {pct}% ({n_docs} documents)",
+                "recompute \"{}\": {shown} statistics {pct}% ({n_docs} documents)",
                 coll.name
             ));
         }
@@ -300,7 +323,11 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
     if crate::pg::citus::is_distributed(tbl) {
         return refresh_distributed(coll, tbl, doc_col, sig_col);
     }
-    let (tname, qdoc) = quoted_doc_column(tbl, doc_col);
+    let DocColumn {
+        shown,
+        sql: tname,
+        column: qdoc,
+    } = quoted_doc_column(tbl, doc_col);
     let qsig = pgrx::spi::quote_identifier(sig_col);
     let pages: i64 = lookup::one_with_args::<i64>(
         "SELECT (pg_relation_size($1) / current_setting('block_size')::int8)",
@@ -342,7 +369,7 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
         });
         done += n;
         notice(format!(
-            "recompute \"{}\": {tname} signatures {}% ({done} rows)",
+            "recompute \"{}\": {shown} signatures {}% ({done} rows)",
             coll.name, chunk.pct
         ));
     }
@@ -367,7 +394,11 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
 /// this transaction has not committed yet), then written back by primary key
 /// (Citus refuses a modification by tuple id).
 fn refresh_distributed(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: &str) {
-    let (tname, qdoc) = quoted_doc_column(tbl, doc_col);
+    let DocColumn {
+        shown,
+        sql: tname,
+        column: qdoc,
+    } = quoted_doc_column(tbl, doc_col);
     let qsig = pgrx::spi::quote_identifier(sig_col);
     let key: Vec<String> = lookup::one_with_args::<Vec<String>>(
         "SELECT k.names::text[] FROM dedup._key_columns($1::regclass) k",
@@ -382,7 +413,7 @@ fn refresh_distributed(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_c
     if key.is_empty() {
         crate::pg::raise(DedupError::NotEnabled {
             msg: format!(
-                "distributed table {tname} has no primary key: its signatures cannot be refreshed"
+                "distributed table {shown} has no primary key: its signatures cannot be refreshed"
             ),
             hint: Some("add a primary key (it holds the distribution column)".into()),
         });
@@ -419,7 +450,7 @@ fn refresh_distributed(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_c
         n
     });
     notice(format!(
-        "recompute \"{}\": {tname} signatures 100% ({n} rows)",
+        "recompute \"{}\": {shown} signatures 100% ({n} rows)",
         coll.name
     ));
 }

@@ -162,9 +162,11 @@ pub fn end(rel: &PgRelation) {
         }
         Repair::Recompute => {
             with_own_changes(|d| d.merge_down(sub, colls));
-            crate::pg::privilege::as_owner(|| {
-                crate::pg::recompute::recompute_collection(&cfg.coll)
-            });
+            // As `dedup.recompute` runs it: as the writer, who makes the temporary
+            // table (a security-restricted switch to the extension's owner may not),
+            // with the statistics written and the tables read under their own
+            // owners' rights inside.
+            crate::pg::recompute::recompute_collection(&cfg.coll);
             return;
         }
     }

@@ -392,8 +392,15 @@ fn _trigger<'a>(
     let model = c.model.as_deref().and_then(|n| row.text(col(n)));
     // An updated row must not be compared with itself: the version the lookup
     // sees is the old one, so it is known by the old row's key (an UPDATE may
-    // change the key, as one of a partitioned table's time column does).
-    let self_key = old_key;
+    // change the key, as one of a partitioned table's time column does). An
+    // inserted row whose key a row has already is headed for that row's ON
+    // CONFLICT clause (or a unique violation): it is compared with the other rows,
+    // as an update of that row would be, never with the row it would replace.
+    let self_key = if is_update {
+        old_key
+    } else {
+        key.clone().or_else(|| row_key(&row, &cfg))
+    };
     let checked = as_owner(|| {
         ingest::check_row(
             &cfg,

@@ -202,8 +202,8 @@ SELECT key FROM dedup.find_original('gone', dedup.to_document('Курс долл
 UPDATE gone SET id = 20 WHERE id = 2;
 INSERT INTO gone VALUES (5, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.');
 SELECT id, duplicate_of FROM gone ORDER BY id;
--- An original whose key and text change is checked against its copies like a new
--- row: it may become a copy of one of them, never of its own old key.
+-- An original whose key and text change is not compared with its own copies: it
+-- stays an original (its copies keep their mark on the old key).
 INSERT INTO gone VALUES
  (30, 'Городские власти объявили о ремонте набережной: работы начнутся в апреле и продлятся до осени.'),
  (31, 'Городские власти объявили о ремонте набережной: работы начнутся в апреле и продлятся до осени.');
@@ -301,3 +301,103 @@ SELECT r.id, r.duplicate_of AS backfill_of, r.dedup_verdict AS backfill, t.dupli
 FROM bf_rows r JOIN bf_trig t USING (id) ORDER BY id;
 SELECT dedup.disable('bf_rows'), dedup.disable('bf_trig');
 DROP TABLE bf_rows, bf_trig;
+
+-- An upsert is the conflict's business: the row of the same key is not compared
+-- with the new text, so 'skip' neither drops the upsert nor records it as
+-- rejected, and 'error' does not refuse it.
+CREATE TABLE ups (id int PRIMARY KEY, body text);
+SELECT dedup.enable('ups', 'body', action => 'skip');
+INSERT INTO ups VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ. Опечатка здсь.');
+INSERT INTO ups VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ. Опечатка здесь.')
+  ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body;
+INSERT INTO ups VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ. Опечатка здесь.')
+  ON CONFLICT DO NOTHING;
+SELECT id, body LIKE '%здесь.' AS updated, duplicate_of FROM ups;
+SELECT count(*) AS rejected FROM dedup.rejected WHERE tbl = 'ups'::regclass;
+SELECT dedup.disable('ups');
+SELECT dedup.enable('ups', 'body', action => 'error');
+INSERT INTO ups VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ. Опечатка исправлена.')
+  ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body;
+INSERT INTO ups VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ. Опечатка исправлена.')
+  ON CONFLICT DO NOTHING;
+SELECT id, body LIKE '%исправлена.' AS updated FROM ups;
+SELECT dedup.disable('ups');
+DROP TABLE ups;
+
+-- An original whose text is stored again (README's UPDATE t SET body = body) or
+-- edited stays the original of its copies: it is not compared with them.
+CREATE TABLE upd_orig (id int PRIMARY KEY, title text, body text);
+SELECT dedup.enable('upd_orig', 'body', title => 'title');
+INSERT INTO upd_orig SELECT i, 'Заголовок', 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра. В парке есть спортивные площадки и пруд.'
+FROM generate_series(1, 3) i;
+UPDATE upd_orig SET body = body;
+SELECT id, duplicate_of, dedup_verdict FROM upd_orig ORDER BY id;
+UPDATE upd_orig SET title = 'Заголовок с правкой' WHERE id = 1;
+SELECT id, duplicate_of FROM upd_orig ORDER BY id;
+SELECT dedup.disable('upd_orig');
+DROP TABLE upd_orig;
+
+-- Exact copies are candidates whatever the statistics did to the order of their
+-- heaviest words (their signatures share the fingerprint keys).
+CREATE FUNCTION pg_temp.story(s int) RETURNS text IMMUTABLE LANGUAGE sql AS $$
+  SELECT (SELECT string_agg('w' || (abs(hashtext(s || ':' || j)) % 6000), ' ' ORDER BY j) FROM generate_series(1, 40) j)
+         || '. Итог ' || (s % 997) || '.' $$;
+CREATE TABLE exm (id int PRIMARY KEY, body text);
+SELECT dedup.enable('exm', 'body');
+INSERT INTO exm SELECT i, pg_temp.story(i % 500) FROM generate_series(1, 500) i;
+SELECT count(*) FILTER (WHERE NOT dedup.is_duplicate('exm', pg_temp.story(i))) AS copies_not_found
+FROM generate_series(1, 499) i;
+SELECT dedup.disable('exm');
+DROP TABLE exm;
+
+-- A superuser (or any member of the owner's role) enables and recomputes a table
+-- of another role's that holds rows, whatever the search_path.
+CREATE ROLE regress_dedup_towner;
+CREATE TABLE towned (id int PRIMARY KEY, a int, b date, body text);
+ALTER TABLE towned OWNER TO regress_dedup_towner;
+INSERT INTO towned SELECT i, i, date '2024-01-01', 'Новость номер ' || (i % 10) || ' о строительстве моста через реку Москву.' FROM generate_series(1, 30) i;
+SELECT dedup.enable('towned', 'body');
+SELECT dedup.recompute('towned');
+SELECT count(*) FILTER (WHERE duplicate_of IS NOT NULL) AS marked FROM towned;
+SELECT dedup.disable('towned');
+-- The composite key type follows the table's owner, who can then disable it.
+CREATE TABLE o_comp (a int, b date, body text, PRIMARY KEY (a, b));
+SELECT dedup.enable('o_comp', 'body');
+ALTER TABLE o_comp OWNER TO regress_dedup_towner;
+SELECT pg_get_userbyid(typowner) AS key_type_owner FROM pg_type WHERE typname = 'o_comp_dedup_key';
+SET ROLE regress_dedup_towner;
+SELECT dedup.disable('o_comp');
+RESET ROLE;
+DROP TABLE towned, o_comp;
+DROP ROLE regress_dedup_towner;
+
+-- The owner copying rows with their dedup columns between enabled tables, then
+-- again with ON CONFLICT: the statistics are rebuilt where the statement's own
+-- count cannot be trusted, and equal a recompute.
+CREATE TABLE rep_a (id int PRIMARY KEY, body text);
+CREATE TABLE rep_b (id int PRIMARY KEY, body text);
+SELECT dedup.enable('rep_a', 'body'), dedup.enable('rep_b', 'body');
+INSERT INTO rep_a SELECT i, 'Сообщение ' || i || ' о ремонте дорог в районе Сокол и Хамовники.' FROM generate_series(1, 6) i;
+SET client_min_messages = warning;
+INSERT INTO rep_b SELECT * FROM rep_a WHERE id <= 2;
+INSERT INTO rep_b SELECT * FROM rep_a ON CONFLICT DO NOTHING;
+RESET client_min_messages;
+CREATE TEMP TABLE rep_before AS
+SELECT s.n_docs, s.total_len FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'rep_b';
+SELECT dedup.recompute('rep_b') AS recomputed;
+SELECT (SELECT (n_docs, total_len) FROM rep_before) = (s.n_docs, s.total_len) AS statistics_equal_a_recompute
+FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'rep_b';
+SELECT dedup.disable('rep_a'), dedup.disable('rep_b');
+DROP TABLE rep_a, rep_b;
+
+-- The table's own collection is named after it: one of that name that reads
+-- another table (renamed since) is not joined unless named.
+CREATE TABLE ren (id int PRIMARY KEY, body text);
+SELECT dedup.enable('ren', 'body');
+ALTER TABLE ren RENAME TO ren_old;
+CREATE TABLE ren (id int PRIMARY KEY, body text);
+SELECT err($$SELECT dedup.enable('ren', 'body')$$);
+SELECT dedup.enable('ren', 'body', collection => 'ren_new');
+SELECT indexrelid::regclass AS index_of_ren FROM pg_index WHERE indrelid = 'ren'::regclass AND NOT indisprimary;
+SELECT dedup.disable('ren'), dedup.disable('ren_old');
+DROP TABLE ren, ren_old;
