@@ -1212,6 +1212,25 @@ STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'create_collection_wrapper';
 
+-- A model an enabled table uses stays while it does: deleting or renaming it
+-- would fail every insert into the table with 42704. (A stored 'default' may go:
+-- the built-in model takes its place.)
+CREATE FUNCTION dedup._models_in_use() RETURNS trigger
+SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+BEGIN
+    IF OLD.name <> 'default' AND (TG_OP = 'DELETE' OR NEW.name IS DISTINCT FROM OLD.name)
+       AND EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.model = OLD.name) THEN
+        RAISE EXCEPTION 'model "%" is used by enabled table %', OLD.name,
+            (SELECT string_agg(e.tbl::text, ', ' ORDER BY e.tbl::text) FROM dedup.enabled_tables e WHERE e.model = OLD.name)
+            USING ERRCODE = 'object_in_use', HINT = 'disable those tables first, or enable them with another model';
+    END IF;
+    RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+END $$;
+COMMENT ON FUNCTION dedup._models_in_use() IS
+    'Trigger on dedup.models: refuses to delete or rename a model an enabled table uses';
+CREATE TRIGGER models_in_use BEFORE DELETE OR UPDATE OF name ON dedup.models
+    FOR EACH ROW EXECUTE FUNCTION dedup._models_in_use();
+
 -- A comment for every public function (sql/comments.sql).
 COMMENT ON FUNCTION dedup.add_document(text, dedup.document) IS
     'Adds a document to a collection''s statistics, written at once (for documents kept outside an enabled table)';

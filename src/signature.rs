@@ -752,7 +752,9 @@ pub fn signature(doc: &Document, weights: &[f64], opts: &SignatureOptions) -> Si
             // The exact-copy key: the low 32 bits of the document's fingerprint. It
             // does not depend on weights, so exact copies stay candidates however far
             // the collection statistics drift between their signatures.
-            if doc.fingerprint != 0 && !doc.terms.is_empty() {
+            // A text of stop words alone has no terms but a fingerprint: its copies
+            // meet through this key.
+            if doc.fingerprint != 0 {
                 k.push(doc.fingerprint as u32);
             }
             k
@@ -788,7 +790,9 @@ pub fn signature(doc: &Document, weights: &[f64], opts: &SignatureOptions) -> Si
             // `min_shared_keys` when it was created) keys however the statistics
             // drift between their signatures: the heaviest words of a text whose
             // words weigh alike change order as the collection grows.
-            if doc.fingerprint != 0 && !doc.terms.is_empty() {
+            // A text of stop words alone ("to be or not to be") has no terms, and
+            // these keys alone.
+            if doc.fingerprint != 0 {
                 for i in 0..opts.pad_to as u64 {
                     let mut b = [0u8; 25];
                     b[0] = 0xfe; // neither a UTF-8 term's first byte nor a set key's 0xff

@@ -253,8 +253,20 @@ fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u
     // As the table's owner: planning a query on the table runs what its owner put
     // there (see `privilege::as_table_owner`). The setting is saved and put back as
     // a function's SET clause does, which a parallel query allows.
+    // The `%` operator reads the session settings: the collection's are put in
+    // force, as for the trigger's lookup (a caller's SET would change the pairs).
+    let l = &cfg.coll.limits;
+    let (min_keys, threshold) = (
+        std::ffi::CString::new(l.min_shared_keys.to_string()).unwrap_or_default(),
+        std::ffi::CString::new(l.similarity_threshold.to_string()).unwrap_or_default(),
+    );
+    let settings = [
+        (c"enable_seqscan", c"off"),
+        (c"dedup.min_shared_keys", min_keys.as_c_str()),
+        (c"dedup.similarity_threshold", threshold.as_c_str()),
+    ];
     privilege::as_table_owner(cfg.tbl, || {
-        crate::pg::guc_scope::with_settings(&[(c"enable_seqscan", c"off")], || {
+        crate::pg::guc_scope::with_settings(&settings, || {
             Spi::connect(|c| {
                 let mut cur = c.open_cursor(sql.as_str(), &[]);
                 loop {

@@ -158,6 +158,10 @@ fn compare(a: DocRef, b: DocRef, collection: &str) -> Vec<f64> {
 pub struct Loaded {
     pub name: String,
     pub version: i32,
+    /// The stored row's xmin and ctid (empty for the built-in model): a model
+    /// deleted and trained again under its name starts at version 1 again, in
+    /// another row.
+    pub row: String,
     pub collection: Collection,
     pub model: Model,
 }
@@ -227,6 +231,7 @@ fn builtin() -> Rc<Loaded> {
     Rc::new(Loaded {
         name: DEFAULT_MODEL.to_owned(),
         version: 0,
+        row: String::new(),
         collection: collections::empty(DEFAULT_MODEL),
         model,
     })
@@ -272,15 +277,18 @@ pub fn model(name: &str) -> Rc<Loaded> {
     let version = Spi::connect(|c| {
         let t = crate::pg::cache::select(
             c,
-            "SELECT version FROM dedup.models WHERE name = $1",
+            "SELECT version, xmin::text || ctid::text FROM dedup.models WHERE name = $1",
             Some(1),
             &[name.into()],
         );
-        t.into_iter()
-            .next()
-            .and_then(|r| r.get::<i32>(1).ok().flatten())
+        t.into_iter().next().and_then(|r| {
+            Some((
+                r.get::<i32>(1).ok().flatten()?,
+                r.get::<String>(2).ok().flatten().unwrap_or_default(),
+            ))
+        })
     });
-    let Some(version) = version else {
+    let Some((version, row)) = version else {
         if name == DEFAULT_MODEL {
             // The built-in model (version 0; a stored one starts at 1), kept in the
             // same cache.
@@ -310,7 +318,7 @@ pub fn model(name: &str) -> Rc<Loaded> {
     let cached = CACHE.with(|c| {
         let mut c = c.borrow_mut();
         let e = c.get_mut(name)?;
-        if e.loaded.version == version {
+        if e.loaded.version == version && e.loaded.row == row {
             e.checked_in = stamp;
             e.kept_at = kept_at;
             Some(e.loaded.clone())
@@ -345,6 +353,7 @@ pub fn model(name: &str) -> Rc<Loaded> {
     let loaded = Rc::new(Loaded {
         name: name.to_owned(),
         version,
+        row,
         collection: collections::find(&coll).unwrap_or_else(|| collections::empty(&coll)),
         model,
     });

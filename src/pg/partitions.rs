@@ -141,9 +141,9 @@ unsafe fn bound_spans(info: pg_sys::PartitionBoundInfo, typ: pg_sys::Oid, n: usi
     }
 }
 
-/// A date, timestamp or timestamptz datum as a time in microseconds (a date at the
-/// start of its day, a timestamp in the session's time zone, as a cast to
-/// timestamptz gives them; beyond the range: the infinities); None for another type.
+/// A date, timestamp or timestamptz datum as a time in microseconds (a date at
+/// midnight UTC, a timestamp as UTC: never in the session's time zone, which each
+/// writer sets; beyond the range: the infinities); None for another type.
 ///
 /// # Safety
 /// `d` is a non-null datum of type `typ`.
@@ -153,20 +153,25 @@ pub unsafe fn to_timestamptz(typ: pg_sys::Oid, d: pg_sys::Datum) -> Option<i64> 
         1 => i64::MAX,
         _ => t,
     };
-    let mut overflow: i32 = 0;
-    // SAFETY: the conversions of PostgreSQL's casts, reporting overflow instead of
-    // raising.
-    unsafe {
-        if typ == pg_sys::TIMESTAMPTZOID {
-            Some(d.value() as i64)
-        } else if typ == pg_sys::TIMESTAMPOID {
-            let t = pg_sys::timestamp2timestamptz_opt_overflow(d.value() as i64, &mut overflow);
-            Some(clamp(t, overflow))
-        } else if typ == pg_sys::DATEOID {
-            let t = pg_sys::date2timestamptz_opt_overflow(d.value() as i32, &mut overflow);
-            Some(clamp(t, overflow))
-        } else {
-            None
-        }
+    if typ == pg_sys::TIMESTAMPTZOID {
+        Some(d.value() as i64)
+    } else if typ == pg_sys::TIMESTAMPOID {
+        // A time without a zone is taken as UTC, whatever the session's TimeZone:
+        // a writer's setting must not move what the trigger compares (the time
+        // features, the window, the partitions searched).
+        Some(d.value() as i64)
+    } else if typ == pg_sys::DATEOID {
+        // Midnight UTC; -infinity and infinity stay the ends of time.
+        let days = d.value() as i32;
+        Some(match days {
+            i32::MIN => i64::MIN,
+            i32::MAX => i64::MAX,
+            _ => {
+                let (t, over) = (days as i64).overflowing_mul(86_400_000_000);
+                clamp(t, if over { days.signum() } else { 0 })
+            }
+        })
+    } else {
+        None
     }
 }

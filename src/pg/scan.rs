@@ -138,6 +138,7 @@ pub fn candidates(
     }
     let min_shared = limits.min_shared_keys;
     let threshold = limits.similarity_threshold;
+    let keep = limit + usize::from(self_key.is_some());
     let _rule = crate::gucs::CandidateRule::set(min_shared, threshold);
     // SAFETY: every call follows nodeBitmapIndexscan.c / nodeBitmapHeapscan.c: the
     // relations are opened and closed with the same lock mode, the scans are ended
@@ -272,14 +273,9 @@ pub fn candidates(
                     else {
                         continue;
                     };
-                    if let Some(me) = self_key {
-                        if key_text(t, &k) == me {
-                            continue;
-                        }
-                    }
                     let shared = row_sig.shared_keys(sig);
                     if let Some(worst) = rows.last() {
-                        if rows.len() == limit
+                        if rows.len() == keep
                             && order(shared, &k, worst.shared, &worst.key)
                                 != std::cmp::Ordering::Less
                         {
@@ -304,7 +300,7 @@ pub fn candidates(
                             in_progress,
                         },
                     );
-                    if rows.len() > limit {
+                    if rows.len() > keep {
                         if let Some(out) = rows.pop() {
                             free_row(out, &lens, dup_len);
                         }
@@ -320,6 +316,9 @@ pub fn candidates(
         }
         pop_query_snapshot(pushed);
 
+        // The row of `self_key` is left out here, among the `keep` best (one more
+        // than `limit` when there is one to leave out), rather than as the scan meets
+        // each row: that would turn every row's key into text.
         rows.into_iter()
             .map(|r| Hit {
                 key: key_text(t, &r.key),
@@ -327,6 +326,8 @@ pub fn candidates(
                 doc: r.doc,
                 in_progress: r.in_progress,
             })
+            .filter(|h| Some(h.key.as_str()) != self_key)
+            .take(limit)
             .collect()
     }
 }

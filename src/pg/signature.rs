@@ -372,10 +372,36 @@ fn _candidates(
         "SELECT ctid, {key}, dedup.shared_keys({col}, $1), dedup.similarity({col}, $1) FROM {tname} \
          WHERE {col} OPERATOR(dedup.%) $1 ORDER BY 4 DESC, 3 DESC, 1 LIMIT $2"
     );
+    // An enabled table's collection decides what `%` matches, as for its trigger;
+    // any other table's signatures are matched under the session's settings.
+    let limits = lookup::one_with_args::<String>(
+        "SELECT c.name FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id \
+         WHERE e.tbl = $1::regclass",
+        &[tbl.into()],
+    )
+    .ok()
+    .flatten()
+    .map(|name| {
+        let l = &crate::pg::collections::load(&name).limits;
+        (
+            std::ffi::CString::new(l.min_shared_keys.to_string()).unwrap_or_default(),
+            std::ffi::CString::new(l.similarity_threshold.to_string()).unwrap_or_default(),
+        )
+    });
+    let settings: Vec<(&std::ffi::CStr, &std::ffi::CStr)> = limits
+        .as_ref()
+        .map(|(k, t)| {
+            vec![
+                (c"dedup.min_shared_keys", k.as_c_str()),
+                (c"dedup.similarity_threshold", t.as_c_str()),
+            ]
+        })
+        .unwrap_or_default();
     let rows = Spi::connect(|c| {
-        let t = c
-            .select(sql.as_str(), None, &[sig.into(), (max as i64).into()])
-            .unwrap_or_else(|e| spi_err(e));
+        let t = crate::pg::guc_scope::with_settings(&settings, || {
+            c.select(sql.as_str(), None, &[sig.into(), (max as i64).into()])
+        })
+        .unwrap_or_else(|e| spi_err(e));
         t.into_iter()
             .filter_map(|r| {
                 Some((

@@ -82,6 +82,13 @@ impl Row {
             // SAFETY: a non-null timestamptz datum.
             return unsafe { TimestampWithTimeZone::from_datum(d, false) };
         }
+        if col.typid == pg_sys::TIMESTAMPOID || col.typid == pg_sys::DATEOID {
+            // As UTC, whatever the writer's TimeZone (see `partitions::to_timestamptz`).
+            // SAFETY: a non-null datum of that type.
+            let t = unsafe { crate::pg::partitions::to_timestamptz(col.typid, d) }?;
+            // SAFETY: any i64 is a timestamptz datum (the ends are the infinities).
+            return unsafe { TimestampWithTimeZone::from_datum(pg_sys::Datum::from(t), false) };
+        }
         let text = CString::new(output(col.typid, d)).ok()?;
         // SAFETY: timestamptz's input function on a C string; it raises 22007 on
         // text that is not a time.

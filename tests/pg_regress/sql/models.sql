@@ -113,6 +113,22 @@ SELECT err($$SELECT dedup.train('x', 'm', 'SELECT a, b, a_dup_b, b_dup_a FROM la
 SELECT err($$SELECT dedup.train('x', 'm', 'INSERT INTO labelled SELECT * FROM labelled RETURNING *')$$);
 SELECT tp + fp + fn + tn AS examples FROM dedup.evaluate('news', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled, generate_series(1, 10)');
 
+-- A model deleted and trained again under its name is judged anew, though its
+-- version starts at 1 again; a model an enabled table uses cannot be deleted.
+SELECT dedup.train('cache_m', 'm', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled', '{"folds": 0, "C": 10}') IS NOT NULL AS trained;
+CREATE TEMP TABLE cache_s AS SELECT dedup.pair_score('cache_m', a, b) AS s FROM labelled WHERE a_dup_b LIMIT 1;
+DELETE FROM dedup.models WHERE name = 'cache_m';
+SELECT dedup.train('cache_m', 'm', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled', '{"folds": 0, "C": 0.01}') IS NOT NULL AS trained;
+SELECT (SELECT s FROM cache_s) <> dedup.pair_score('cache_m', a, b) AS judged_anew, version
+FROM labelled, dedup.models WHERE a_dup_b AND name = 'cache_m' LIMIT 1;
+CREATE TABLE uses_m (id int PRIMARY KEY, body text);
+SELECT dedup.enable('uses_m', 'body', model => 'cache_m');
+SELECT err($$DELETE FROM dedup.models WHERE name = 'cache_m'$$);
+SELECT err($$UPDATE dedup.models SET name = 'cache_x' WHERE name = 'cache_m'$$);
+SELECT dedup.disable('uses_m');
+DROP TABLE uses_m;
+DELETE FROM dedup.models WHERE name = 'cache_m';
+
 -- Source authority: each source's share of originals.
 SELECT dedup.learn_authority('m', $$
   SELECT dedup.to_document('копия', source => 'copier'), dedup.to_document('оригинал', source => 'agency'), true, false

@@ -80,9 +80,11 @@ SELECT (SELECT count(*) FROM fo_on) AS find_original_rows,
 -- A model kept across statements is dropped from the cache when another session
 -- changes dedup.models: this session's next statement sees the change.
 SELECT dedup.is_duplicate('lin_on', 'Мэр объявил закон.') AS model_cached;
-\! psql -X -q -d pg_dedup_regress -c "UPDATE dedup.models SET name = 'prune_linear_renamed' WHERE name = 'prune_linear'"
+CREATE TABLE prune_saved AS SELECT model FROM dedup.models WHERE name = 'prune_linear';
+\! psql -X -q -d pg_dedup_regress -c "UPDATE dedup.models SET model = '\\x50474449'::bytea WHERE name = 'prune_linear'"
 SELECT err($$SELECT dedup.is_duplicate('lin_on', 'Мэр объявил закон.')$$);
-\! psql -X -q -d pg_dedup_regress -c "UPDATE dedup.models SET name = 'prune_linear' WHERE name = 'prune_linear_renamed'"
+\! psql -X -q -d pg_dedup_regress -c "UPDATE dedup.models SET model = (SELECT model FROM prune_saved) WHERE name = 'prune_linear'"
+DROP TABLE prune_saved;
 SELECT dedup.is_duplicate('lin_on', 'Мэр объявил закон.') AS model_back;
 
 -- The threshold rule.

@@ -401,3 +401,41 @@ SELECT dedup.enable('ren', 'body', collection => 'ren_new');
 SELECT indexrelid::regclass AS index_of_ren FROM pg_index WHERE indrelid = 'ren'::regclass AND NOT indisprimary;
 SELECT dedup.disable('ren'), dedup.disable('ren_old');
 DROP TABLE ren, ren_old;
+
+-- The analyst functions match candidates with the collection's settings, not the
+-- caller's: a session's dedup.min_shared_keys changes neither pairs nor groups.
+CREATE TABLE an_lim (id int PRIMARY KEY, body text);
+SELECT dedup.create_collection('an_lim_c', options => '{"min_shared_keys": 3}');
+SELECT dedup.enable('an_lim', 'body', collection => 'an_lim_c');
+INSERT INTO an_lim VALUES
+ (1, 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.'),
+ (2, 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.');
+SET dedup.min_shared_keys = 256;
+SELECT a, b, verdict FROM dedup.pairs('an_lim');
+SELECT count(*) AS group_rows FROM dedup.groups('an_lim');
+SELECT count(*) AS candidates FROM dedup.candidates('an_lim', (SELECT dedup_sig FROM an_lim WHERE id = 1), 10);
+RESET dedup.min_shared_keys;
+SELECT dedup.disable('an_lim');
+DROP TABLE an_lim;
+SELECT dedup.drop_collection('an_lim_c');
+
+-- A time without a zone is taken as UTC whatever the writer's TimeZone: the
+-- verdicts do not depend on who writes.
+CREATE TABLE tz_t (id int PRIMARY KEY, body text, published timestamp);
+SELECT dedup.enable('tz_t', 'body', published_at => 'published');
+SET timezone = 'UTC';
+INSERT INTO tz_t VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей после решения ЦБ.', '2024-03-01 12:00');
+SET timezone = 'Asia/Tokyo';
+INSERT INTO tz_t VALUES (2, 'Курс доллара на Московской бирже вырос до 92 рублей после решения ЦБ.', '2024-03-01 12:00');
+RESET timezone;
+SELECT id, duplicate_of, dedup.summary(dedup_doc)->>'published_at' AS document_time FROM tz_t ORDER BY id;
+SELECT dedup.disable('tz_t');
+DROP TABLE tz_t;
+
+-- A text of stop words alone has no terms, but its copies are found all the same.
+CREATE TABLE stop_t (id int PRIMARY KEY, body text);
+SELECT dedup.enable('stop_t', 'body');
+INSERT INTO stop_t VALUES (1, 'To be or not to be'), (2, 'To be or not to be'), (3, 'Это он и она'), (4, 'Это он и она');
+SELECT id, duplicate_of, dedup_verdict FROM stop_t ORDER BY id;
+SELECT dedup.disable('stop_t');
+DROP TABLE stop_t;
