@@ -255,16 +255,9 @@ fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u
     // a function's SET clause does, which a parallel query allows.
     // The `%` operator reads the session settings: the collection's are put in
     // force, as for the trigger's lookup (a caller's SET would change the pairs).
-    let l = &cfg.coll.limits;
-    let (min_keys, threshold) = (
-        std::ffi::CString::new(l.min_shared_keys.to_string()).unwrap_or_default(),
-        std::ffi::CString::new(l.similarity_threshold.to_string()).unwrap_or_default(),
-    );
-    let settings = [
-        (c"enable_seqscan", c"off"),
-        (c"dedup.min_shared_keys", min_keys.as_c_str()),
-        (c"dedup.similarity_threshold", threshold.as_c_str()),
-    ];
+    let matching = crate::pg::guc_scope::MatchSettings::of(&cfg.coll.limits);
+    let [min_keys, threshold] = matching.pairs();
+    let settings = [(c"enable_seqscan", c"off"), min_keys, threshold];
     privilege::as_table_owner(cfg.tbl, || {
         crate::pg::guc_scope::with_settings(&settings, || {
             Spi::connect(|c| {

@@ -3,7 +3,7 @@
 //! (sub)transaction abort if the code raises.
 
 use pgrx::pg_sys;
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 
 /// Runs `f` with each `(name, value)` setting in force.
 pub fn with_settings<R>(settings: &[(&CStr, &CStr)], f: impl FnOnce() -> R) -> R {
@@ -29,4 +29,33 @@ pub fn with_settings<R>(settings: &[(&CStr, &CStr)], f: impl FnOnce() -> R) -> R
     // SAFETY: closes the level opened above.
     unsafe { pg_sys::AtEOXact_GUC(true, level) };
     r
+}
+
+/// A collection's `min_shared_keys` and `similarity_threshold` as the settings the
+/// `%` operator reads: a lookup puts them in force so that it matches as the
+/// collection says, whatever the session set.
+pub struct MatchSettings {
+    min_shared_keys: CString,
+    similarity_threshold: CString,
+}
+
+impl MatchSettings {
+    pub fn of(l: &crate::limits::Limits) -> MatchSettings {
+        MatchSettings {
+            min_shared_keys: CString::new(l.min_shared_keys.to_string()).unwrap_or_default(),
+            similarity_threshold: CString::new(l.similarity_threshold.to_string())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The two settings, for [`with_settings`].
+    pub fn pairs(&self) -> [(&CStr, &CStr); 2] {
+        [
+            (c"dedup.min_shared_keys", self.min_shared_keys.as_c_str()),
+            (
+                c"dedup.similarity_threshold",
+                self.similarity_threshold.as_c_str(),
+            ),
+        ]
+    }
 }

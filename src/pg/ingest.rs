@@ -592,15 +592,8 @@ fn find_candidates(
         }
         // The `%` operator reads the session settings: the collection's are put
         // in force for the query.
-        let l = &cfg.coll.limits;
-        let (keys, threshold) = (
-            std::ffi::CString::new(l.min_shared_keys.to_string()).unwrap_or_default(),
-            std::ffi::CString::new(l.similarity_threshold.to_string()).unwrap_or_default(),
-        );
-        let settings = [
-            (c"dedup.min_shared_keys", keys.as_c_str()),
-            (c"dedup.similarity_threshold", threshold.as_c_str()),
-        ];
+        let matching = crate::pg::guc_scope::MatchSettings::of(&cfg.coll.limits);
+        let settings = matching.pairs();
         // As the table's owner: planning a query on the table runs what its owner
         // put there (an index expression's immutable functions), which must not
         // run with the extension owner's rights (`privilege::as_table_owner`).

@@ -374,28 +374,17 @@ fn _candidates(
     );
     // An enabled table's collection decides what `%` matches, as for its trigger;
     // any other table's signatures are matched under the session's settings.
-    let limits = lookup::one_with_args::<String>(
+    let matching = lookup::one_with_args::<String>(
         "SELECT c.name FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id \
          WHERE e.tbl = $1::regclass",
         &[tbl.into()],
     )
     .ok()
     .flatten()
-    .map(|name| {
-        let l = &crate::pg::collections::load(&name).limits;
-        (
-            std::ffi::CString::new(l.min_shared_keys.to_string()).unwrap_or_default(),
-            std::ffi::CString::new(l.similarity_threshold.to_string()).unwrap_or_default(),
-        )
-    });
-    let settings: Vec<(&std::ffi::CStr, &std::ffi::CStr)> = limits
+    .map(|name| crate::pg::guc_scope::MatchSettings::of(&crate::pg::collections::load(&name).limits));
+    let settings: Vec<(&std::ffi::CStr, &std::ffi::CStr)> = matching
         .as_ref()
-        .map(|(k, t)| {
-            vec![
-                (c"dedup.min_shared_keys", k.as_c_str()),
-                (c"dedup.similarity_threshold", t.as_c_str()),
-            ]
-        })
+        .map(|m| m.pairs().to_vec())
         .unwrap_or_default();
     let rows = Spi::connect(|c| {
         let t = crate::pg::guc_scope::with_settings(&settings, || {
