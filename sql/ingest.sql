@@ -78,7 +78,7 @@ CREATE FUNCTION dedup._truncate_trigger() RETURNS trigger
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM dedup._recompute(c.name, NULL, NULL)
+    PERFORM dedup._recompute_truncated(c.name, TG_RELID)
     FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id
     WHERE e.tbl = TG_RELID OR e.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(TG_RELID) a);
     RETURN NULL;
@@ -1052,5 +1052,6 @@ GRANT SELECT, DELETE ON dedup.rejected_rows TO PUBLIC;
 -- the owner's rights): only the SECURITY DEFINER triggers that call them may.
 REVOKE EXECUTE ON FUNCTION dedup._forget(oid, dedup.document) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION dedup._count_partition(oid, oid, integer) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION dedup._recompute_truncated(text, oid) FROM PUBLIC;
 -- Nor may PUBLIC have rows of a partition it does not own re-checked as its owner.
 REVOKE EXECUTE ON FUNCTION dedup._recheck_partition(oid, text) FROM PUBLIC;

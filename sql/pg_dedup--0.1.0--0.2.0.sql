@@ -111,6 +111,15 @@ STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_count_partition_wrapper';
 
+-- The TRUNCATE trigger's recompute (src/pg/recompute.rs).
+CREATE  FUNCTION "_recompute_truncated"(
+	"collection" TEXT, /* &str */
+	"truncated" oid /* pg_sys :: Oid */
+) RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_recompute_truncated_wrapper';
+
 -- enable, disable and set_time_window write the registration as the extension's
 -- owner once the caller owns the table (src/pg/registration.rs).
 CREATE  FUNCTION "_register_table"(
@@ -254,7 +263,7 @@ CREATE FUNCTION dedup._truncate_trigger() RETURNS trigger
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM dedup._recompute(c.name, NULL, NULL)
+    PERFORM dedup._recompute_truncated(c.name, TG_RELID)
     FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id
     WHERE e.tbl = TG_RELID OR e.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(TG_RELID) a);
     RETURN NULL;
@@ -1192,6 +1201,7 @@ GRANT SELECT, DELETE ON dedup.rejected_rows TO PUBLIC;
 -- the owner's rights): only the SECURITY DEFINER triggers that call them may.
 REVOKE EXECUTE ON FUNCTION dedup._forget(oid, dedup.document) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION dedup._count_partition(oid, oid, integer) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION dedup._recompute_truncated(text, oid) FROM PUBLIC;
 -- Nor may PUBLIC have rows of a partition it does not own re-checked as its owner.
 REVOKE EXECUTE ON FUNCTION dedup._recheck_partition(oid, text) FROM PUBLIC;
 

@@ -160,10 +160,30 @@ pub fn _recompute(
     Some(recompute_collection(&coll))
 }
 
+/// The recompute of the TRUNCATE trigger (`dedup._truncate_trigger`), run as the
+/// extension's owner: the collection's statistics without the rows of
+/// `truncated`. A Citus distributed table is not read at all: on the coordinator
+/// the trigger fires before Citus's own truncates the shards, and reading (or
+/// rewriting) them then counted the rows about to go and could deadlock with
+/// that truncate. Any other table is read as a recompute reads it (it is empty).
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn _recompute_truncated(collection: &str, truncated: pg_sys::Oid) -> i64 {
+    privilege::require_collection_owner(collection);
+    let coll = as_owner(|| load(collection));
+    let skip = crate::pg::citus::is_distributed(truncated).then_some(truncated);
+    recompute_collection_without(&coll, skip)
+}
+
 /// The work of `dedup.recompute` (see [`_recompute`]); checks for interrupts
 /// before each TID-range chunk of each table, and [`refresh_derived`] before each
 /// chunk of signatures.
 pub fn recompute_collection(coll: &Collection) -> i64 {
+    recompute_collection_without(coll, None)
+}
+
+/// [`recompute_collection`], counting the table `skip` (a distributed table being
+/// truncated) as empty: neither read nor its signatures rewritten.
+fn recompute_collection_without(coll: &Collection, skip: Option<pg_sys::Oid>) -> i64 {
     // The tables already hold this transaction's rows: its unwritten changes would
     // count them twice.
     forget_own_changes(coll.id);
@@ -215,6 +235,10 @@ pub fn recompute_collection(coll: &Collection) -> i64 {
         ));
         return 0;
     }
+    let tables: Vec<_> = tables
+        .into_iter()
+        .filter(|(rel, ..)| Some(*rel) != skip)
+        .collect();
     Spi::connect_mut(|c| {
         // A fresh table of the extension's own, never one of that name the
         // caller made (its triggers would fire from a privileged context).

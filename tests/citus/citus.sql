@@ -126,9 +126,12 @@ SELECT marks = :'single_marks2' AS same_marks_after_update_delete_recompute,
        sigs = :'single_sigs2' AS same_signatures_after_recompute,
        stats = :'single_stats2' AS same_statistics_after_update_delete_recompute
 FROM digests('news');
--- Citus fires no trigger for a TRUNCATE of a distributed table: a recompute
--- follows it (docs/scale-out.md).
+-- TRUNCATE: the coordinator's trigger rebuilds the statistics without the
+-- distributed table's rows (it fires before Citus truncates the shards, which it
+-- leaves alone); a recompute afterwards finds the same.
 TRUNCATE news;
+SELECT s.n_docs, s.total_len, (SELECT count(*) FROM dedup.term_stats t WHERE t.collection_id = c.id) AS terms
+FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'news';
 SELECT dedup.recompute('news') AS recomputed_after_truncate;
 -- A statement (or transaction) that writes rows on both workers is refused, cleanly:
 -- each worker would write the statistics to every node while Citus prepares the
