@@ -109,7 +109,7 @@ pub struct Decision {
 }
 
 /// Picks the candidate the new document duplicates: an exact copy first, then the
-/// highest score (ties: the smallest key). When it duplicates none, reports the
+/// highest score (ties: the smallest key, integer keys as numbers). When it duplicates none, reports the
 /// closest candidate's verdict (possibly "candidate duplicates new") with no
 /// original.
 pub fn choose(judged: &[Judged]) -> Decision {
@@ -120,7 +120,7 @@ pub fn choose(judged: &[Judged]) -> Decision {
             a.exact
                 .cmp(&b.exact)
                 .then_with(|| a.score_new_dup.total_cmp(&b.score_new_dup))
-                .then_with(|| b.key.cmp(&a.key))
+                .then_with(|| key_order(&b.key, &a.key))
         });
     if let Some(j) = best_dup {
         return Decision {
@@ -187,15 +187,16 @@ pub struct Mark {
 /// What the trigger would have marked had the rows arrived one by one, earliest
 /// first (by publication time, then key; a document with no time comes after
 /// those with one): a row is a copy when it duplicates an earlier row (`edges`:
-/// `(copy, of, score)`, "copy adds nothing to of", score > 0), and its original is
-/// the original of the best-scoring such row, as a reprint of a reprint points at
-/// the first original. Unlike [`groups`], two texts each contained in a third are
+/// `(copy, of, score, exact)`, "copy adds nothing to of", score > 0, `exact` when
+/// the two are exact copies), and its original is the original of the such row
+/// [`choose`] would pick (an exact copy first, then the best score), as a reprint
+/// of a reprint points at the first original. Unlike [`groups`], two texts each contained in a third are
 /// not thereby one another's duplicates. The verdict is [`choose`]'s: against the
 /// row chosen, or for a row that is no copy, against the closest earlier row (the
 /// highest "adds nothing to" score among its edges). Returns a [`Mark`] for every
 /// member that is a copy or that an earlier row so chosen duplicates (the others
 /// are `distinct`).
-pub fn originals(members: &[Member], edges: &[(usize, usize, f64)]) -> Vec<Mark> {
+pub fn originals(members: &[Member], edges: &[(usize, usize, f64, bool)]) -> Vec<Mark> {
     let n = members.len();
     let mut order: Vec<usize> = (0..n).collect();
     let t = |m: &Member| m.published_at.unwrap_or(i64::MAX);
@@ -207,22 +208,24 @@ pub fn originals(members: &[Member], edges: &[(usize, usize, f64)]) -> Vec<Mark>
     for (r, &i) in order.iter().enumerate() {
         rank[i] = r;
     }
-    let valid = |&&(a, b, s): &&(usize, usize, f64)| a < n && b < n && a != b && !s.is_nan();
+    let valid =
+        |&&(a, b, s, _): &&(usize, usize, f64, bool)| a < n && b < n && a != b && !s.is_nan();
     let score: std::collections::HashMap<(usize, usize), f64> = edges
         .iter()
         .filter(valid)
-        .map(|&(a, b, s)| ((a, b), s))
+        .map(|&(a, b, s, _)| ((a, b), s))
         .collect();
     let duplicates = |a: usize, b: usize| score.get(&(a, b)).is_some_and(|&s| s > 0.0);
-    // For each member, the best earlier row it duplicates, and the closest earlier row.
-    let mut best: Vec<Option<(usize, f64)>> = vec![None; n];
+    // For each member, the earlier row it duplicates that the trigger would pick
+    // (ties: the first edge), and the closest earlier row.
+    let mut best: Vec<Option<(usize, bool, f64)>> = vec![None; n];
     let mut closest: Vec<Option<(usize, f64)>> = vec![None; n];
-    for &(copy, of, s) in edges.iter().filter(valid) {
+    for &(copy, of, s, exact) in edges.iter().filter(valid) {
         if rank[of] >= rank[copy] {
             continue;
         }
-        if s > 0.0 && best[copy].is_none_or(|(_, x)| s > x) {
-            best[copy] = Some((of, s));
+        if s > 0.0 && best[copy].is_none_or(|(_, e, x)| (exact, s) > (e, x)) {
+            best[copy] = Some((of, exact, s));
         }
         if closest[copy].is_none_or(|(_, x)| s > x) {
             closest[copy] = Some((of, s));
@@ -231,7 +234,7 @@ pub fn originals(members: &[Member], edges: &[(usize, usize, f64)]) -> Vec<Mark>
     let mut original: Vec<usize> = (0..n).collect();
     let mut out = Vec::new();
     for &i in &order {
-        if let Some((of, _)) = best[i] {
+        if let Some((of, _, _)) = best[i] {
             // `of` is earlier, so its original is settled.
             original[i] = original[of];
             out.push(Mark {
@@ -255,7 +258,8 @@ pub fn originals(members: &[Member], edges: &[(usize, usize, f64)]) -> Vec<Mark>
 /// Connected groups over duplicate edges (undirected), each with its original: the
 /// earliest document, then the most authoritative, then the smallest key. Returns
 /// `(member index, group number, is_original)` for members of groups of two or more,
-/// groups numbered from 1 in the order of their originals' keys.
+/// groups numbered from 1 in the order of their originals' keys (integer keys as
+/// numbers, as in [`originals`]).
 pub fn groups(members: &[Member], edges: &[(usize, usize)]) -> Vec<(usize, i64, bool)> {
     let n = members.len();
     let mut parent: Vec<usize> = (0..n).collect();
@@ -284,7 +288,7 @@ pub fn groups(members: &[Member], edges: &[(usize, usize)]) -> Vec<(usize, i64, 
         let t = |m: &Member| m.published_at.unwrap_or(i64::MAX);
         t(a).cmp(&t(b))
             .then_with(|| b.authority.total_cmp(&a.authority))
-            .then_with(|| a.key.cmp(&b.key))
+            .then_with(|| key_order(&a.key, &b.key))
     };
     let mut groups: Vec<(usize, Vec<usize>)> = by_root
         .into_values()
@@ -297,7 +301,7 @@ pub fn groups(members: &[Member], edges: &[(usize, usize)]) -> Vec<(usize, i64, 
             (orig, g)
         })
         .collect();
-    groups.sort_by(|a, b| members[a.0].key.cmp(&members[b.0].key));
+    groups.sort_by(|a, b| key_order(&members[a.0].key, &members[b.0].key));
     let mut out = Vec::new();
     for (gid, (orig, g)) in groups.into_iter().enumerate() {
         for i in g {
@@ -332,13 +336,16 @@ mod tests {
             (4, 3, 1.5),
             (4, 0, -1.0),
         ];
+        let plain = |e: &[(usize, usize, f64)]| -> Vec<(usize, usize, f64, bool)> {
+            e.iter().map(|&(a, b, s)| (a, b, s, false)).collect()
+        };
         let copies = |marks: Vec<Mark>| -> Vec<(usize, usize)> {
             marks
                 .into_iter()
                 .filter_map(|m| Some((m.member, m.original?)))
                 .collect()
         };
-        let o = originals(&members, &edges);
+        let o = originals(&members, &plain(&edges));
         // 0 and 1 come before 2 ("9" < "10" < "11" as numbers): neither is a copy of
         // the later anthology, nor of each other.
         assert_eq!(copies(o.clone()), vec![(3, 1), (4, 1)]);
@@ -346,7 +353,7 @@ mod tests {
         // at -0.5) duplicates it: the trigger's verdict for it was b_duplicates_a.
         let mut both = edges.clone();
         both.extend([(2, 0, -0.5), (2, 1, -0.6)]);
-        let o = originals(&members, &both);
+        let o = originals(&members, &plain(&both));
         assert_eq!(copies(o.clone()), vec![(3, 1), (4, 1)]);
         assert!(o.contains(&Mark {
             member: 2,
@@ -357,17 +364,20 @@ mod tests {
         // Publication time comes first: with 2 published earliest, 0 and 1 are its copies.
         let mut timed = members.clone();
         timed[2].published_at = Some(0);
-        let o = originals(&timed, &edges);
+        let o = originals(&timed, &plain(&edges));
         assert_eq!(copies(o), vec![(0, 2), (1, 2), (3, 2), (4, 2)]);
         // The best-scoring earlier row wins; non-positive scores and self-edges are no edges.
         let o = originals(
             &members,
-            &[(4, 1, 0.5), (4, 3, 0.9), (3, 3, 5.0), (2, 0, 0.0)],
+            &plain(&[(4, 1, 0.5), (4, 3, 0.9), (3, 3, 5.0), (2, 0, 0.0)]),
         );
         assert_eq!(copies(o), vec![(4, 3)]);
-        assert!(originals(&[], &[(0, 1, 1.0)]).is_empty());
+        // An exact copy is chosen over a better-scoring near copy, as the trigger does.
+        let o = originals(&members, &[(4, 1, 0.5, true), (4, 3, 0.9, false)]);
+        assert_eq!(copies(o), vec![(4, 1)]);
+        assert!(originals(&[], &plain(&[(0, 1, 1.0)])).is_empty());
         // A copy that its original duplicates too is mutual.
-        let o = originals(&members[..2], &[(1, 0, 1.0), (0, 1, 0.5)]);
+        let o = originals(&members[..2], &plain(&[(1, 0, 1.0), (0, 1, 0.5)]));
         assert_eq!(
             o,
             vec![Mark {

@@ -20,6 +20,8 @@ pub struct PairRow {
     pub b: String,
     pub score_ab: f64,
     pub score_ba: f64,
+    /// The two are exact copies (`decide::exact_copy`).
+    pub exact: bool,
 }
 
 /// What `groups` needs of each document.
@@ -161,6 +163,7 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
                 b: keys[b as usize].clone(),
                 score_ab,
                 score_ba,
+                exact: crate::decide::exact_copy(wa.doc().fingerprint, wb.doc().fingerprint),
             });
         }
         for &(lo, hi, _) in &work[i..j] {
@@ -346,8 +349,8 @@ pub fn _pairs(
     TableIterator::new(out)
 }
 
-/// A judged pair over member indices: `(a, b, score_ab, score_ba)`.
-type Judged = (usize, usize, f64, f64);
+/// A judged pair over member indices: `(a, b, score_ab, score_ba, exact)`.
+type Judged = (usize, usize, f64, f64, bool);
 
 /// The documents of the pairs judged duplicates in some direction, and those pairs.
 fn duplicate_graph(rows: Vec<PairRow>, info: &HashMap<String, Info>) -> (Vec<Member>, Vec<Judged>) {
@@ -373,7 +376,7 @@ fn duplicate_graph(rows: Vec<PairRow>, info: &HashMap<String, Info>) -> (Vec<Mem
             i
         };
         let (a, b) = (id(p.a), id(p.b));
-        edges.push((a, b, p.score_ab, p.score_ba));
+        edges.push((a, b, p.score_ab, p.score_ba, p.exact));
     }
     (members, edges)
 }
@@ -397,7 +400,7 @@ pub fn _groups(
     privilege::require_read(tbl, "dedup.groups");
     let (rows, info) = as_owner(|| judged_pairs(tbl, model));
     let (members, judged) = duplicate_graph(rows, &info);
-    let edges: Vec<(usize, usize)> = judged.iter().map(|&(a, b, _, _)| (a, b)).collect();
+    let edges: Vec<(usize, usize)> = judged.iter().map(|&(a, b, ..)| (a, b)).collect();
     let out: Vec<_> = decide::groups(&members, &edges)
         .into_iter()
         .map(|(i, g, o)| (members[i].key.clone(), g, o))
@@ -426,9 +429,9 @@ pub fn _originals(
     privilege::require_read(tbl, "dedup.enable");
     let (rows, info) = as_owner(|| judged_pairs(tbl, model));
     let (members, judged) = duplicate_graph(rows, &info);
-    let edges: Vec<(usize, usize, f64)> = judged
+    let edges: Vec<(usize, usize, f64, bool)> = judged
         .iter()
-        .flat_map(|&(a, b, ab, ba)| [(a, b, ab), (b, a, ba)])
+        .flat_map(|&(a, b, ab, ba, exact)| [(a, b, ab, exact), (b, a, ba, exact)])
         .collect();
     let out: Vec<_> = decide::originals(&members, &edges)
         .into_iter()
