@@ -194,14 +194,18 @@ BEGIN
     -- A partition that left: its table's owner must be the enabled table's (as
     -- ATTACH asks), so that a table of another role's, given the trigger by hand,
     -- takes no documents out of someone else's statistics.
+    -- (Any role may give a table of its own such a trigger: an argument that is
+    -- no OID names no table.)
     FOR part, root IN
-        SELECT g.tgrelid, split_part(encode(g.tgargs, 'escape'), '\000', 1)::oid
-        FROM pg_catalog.pg_trigger g
+        SELECT g.tgrelid, CASE WHEN a.arg ~ '^[0-9]{1,10}$' AND a.arg::int8 <= 4294967295 THEN a.arg::oid END
+        FROM pg_catalog.pg_trigger g,
+             LATERAL (SELECT split_part(encode(g.tgargs, 'escape'), '\000', 1) AS arg) a
         WHERE g.tgname = 'dedup_statement_start' AND g.tgnargs = 1
           AND g.tgfoid = 'dedup._statement_start()'::regprocedure
           AND NOT EXISTS (SELECT 1 FROM dedup.enabled_tables x
                           WHERE x.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(g.tgrelid) a))
     LOOP
+        CONTINUE WHEN root IS NULL;
         EXECUTE format('DROP TRIGGER dedup_statement_start ON %s', part);
         EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', part);
         EXECUTE format('DROP TRIGGER IF EXISTS dedup_truncate_trigger ON %s', part);

@@ -79,6 +79,68 @@ fn run_as<R>(role: pg_sys::Oid, f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// Makes this session's temporary table `name` afresh with `create` (the
+/// extension's own fixed DDL), as the extension's owner (see
+/// [`owner_temp_ddl`]); a table of that name the caller made is dropped first.
+pub fn owner_temp_table(name: &str, create: &str) {
+    let qualified = format!("pg_temp.{name}");
+    let exists = lookup::one_with_args::<bool>(
+        "SELECT pg_catalog.to_regclass($1) IS NOT NULL",
+        &[qualified.as_str().into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(false);
+    if exists {
+        owner_temp_ddl(&format!("DROP TABLE {qualified}"));
+    }
+    owner_temp_ddl(create);
+}
+
+/// Runs the extension's own DDL `sql` on a temporary table of this session as
+/// the extension's owner, so that the table is the owner's: code of other roles
+/// that a recompute runs while it fills the table (a table's policies, triggers,
+/// index expressions, as their owner or as the caller) may insert where
+/// [`grant_on_temp_table`] lets it, but can neither alter, replace nor drop it,
+/// and the extension's owner may read it afterwards. Not a restricted operation
+/// (PostgreSQL refuses temporary tables in one), so nothing but `sql` may run:
+/// fixed text of the extension's, with `search_path` pinned.
+pub fn owner_temp_ddl(sql: &str) {
+    let mut saved_user = pg_sys::InvalidOid;
+    let mut saved_ctx: i32 = 0;
+    // SAFETY: saves and switches the current user, as `run_as` does.
+    unsafe {
+        pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_ctx);
+        pg_sys::SetUserIdAndSecContext(
+            owner(),
+            saved_ctx | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32,
+        );
+    }
+    crate::pg::guc_scope::with_settings(&[(c"search_path", c"pg_catalog, pg_temp")], || {
+        pgrx::Spi::run(sql).unwrap_or_else(|e| crate::pg::spi_err(e));
+    });
+    // SAFETY: puts back the user saved above.
+    unsafe { pg_sys::SetUserIdAndSecContext(saved_user, saved_ctx) };
+}
+
+/// Grants `privs` on this session's temporary table `name` (made by
+/// [`owner_temp_ddl`]) to the owner of `tbl`, who reads or writes it when a
+/// recompute runs a query on `tbl` ([`as_table_owner`]).
+pub fn grant_on_temp_table(name: &str, privs: &str, tbl: pg_sys::Oid) {
+    let role = rel_owner(tbl);
+    if role == owner() || role == pg_sys::InvalidOid {
+        return;
+    }
+    let grant = lookup::one_with_args::<String>(
+        "SELECT pg_catalog.format('GRANT %s ON pg_temp.%I TO %s', $1, $2, $3::pg_catalog.regrole)",
+        &[privs.into(), name.into(), role.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_default();
+    as_owner(|| pgrx::Spi::run(&grant).unwrap_or_else(|e| crate::pg::spi_err(e)));
+}
+
 /// Whether `role` may read every row of `rel`, by the rule PostgreSQL uses for a
 /// unique violation's DETAIL: SELECT on the table, and no row-level security
 /// applying to that role.
@@ -90,6 +152,22 @@ pub fn may_read(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
             == pg_sys::AclResult::ACLCHECK_OK
             && pg_sys::check_enable_rls(rel, role, true)
                 != pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
+    }
+}
+
+/// Whether `role` may read column `attno` of `rel` (SELECT on the table or on
+/// the column).
+pub fn may_read_column(rel: pg_sys::Oid, attno: i16, role: pg_sys::Oid) -> bool {
+    // SAFETY: catalog checks on an existing relation and attribute number.
+    unsafe {
+        pg_sys::pg_class_aclcheck(rel, role, pg_sys::ACL_SELECT as pg_sys::AclMode)
+            == pg_sys::AclResult::ACLCHECK_OK
+            || pg_sys::pg_attribute_aclcheck(
+                rel,
+                attno,
+                role,
+                pg_sys::ACL_SELECT as pg_sys::AclMode,
+            ) == pg_sys::AclResult::ACLCHECK_OK
     }
 }
 
@@ -108,14 +186,25 @@ pub fn owns(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
     unsafe { pg_sys::pg_class_ownercheck(rel, role) }
 }
 
-/// Raises 42501 unless the caller may read every row of `rel` (see [`may_read`]):
-/// the reading functions answer from the whole table, so a role that may not read
-/// all of it may not ask them.
+/// Raises 42501 unless the caller may read every row of `rel` (see [`may_read`]),
+/// and of each table it is a partition of: the reading functions answer from the
+/// whole enabled table, which a partition's name leads them to.
 pub fn require_read(rel: pg_sys::Oid, what: &str) {
-    if may_read(rel, caller()) {
+    let ancestors: Vec<pg_sys::Oid> = lookup::one_with_args::<Vec<pg_sys::Oid>>(
+        "SELECT pg_catalog.array_agg(a.relid::pg_catalog.oid) FROM pg_catalog.pg_partition_ancestors($1) a",
+        &[rel.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_default();
+    let me = caller();
+    let Some(denied) = std::iter::once(rel)
+        .chain(ancestors)
+        .find(|&r| !may_read(r, me))
+    else {
         return;
-    }
-    let name = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[rel.into()])
+    };
+    let name = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[denied.into()])
         .ok()
         .flatten()
         .unwrap_or_default();

@@ -10,6 +10,7 @@ use crate::pg::registration;
 use crate::pg::spi_err;
 use crate::pg::stats::forget_own_changes;
 use crate::pg::stored;
+use crate::pg::types::{DocumentDatum, SignatureDatum};
 use pgrx::prelude::*;
 
 fn notice(msg: String) {
@@ -65,47 +66,6 @@ pub fn quoted_doc_column(tbl: pg_sys::Oid, col: &str) -> DocColumn {
             column: pgrx::spi::quote_identifier(col),
         },
     }
-}
-
-/// Drops this session's temporary table `name` if there is one: a recompute
-/// makes its own, fresh, never using one of that name the caller made (whose
-/// triggers would fire from a privileged context, the TRUNCATE trigger's).
-fn drop_temp(c: &mut pgrx::spi::SpiClient<'_>, name: &str) {
-    let qualified = format!("pg_temp.{name}");
-    let exists = c
-        .select(
-            "SELECT pg_catalog.to_regclass($1) IS NOT NULL",
-            Some(1),
-            &[qualified.as_str().into()],
-        )
-        .unwrap_or_else(|e| spi_err(e))
-        .first()
-        .get::<bool>(1)
-        .ok()
-        .flatten()
-        .unwrap_or(false);
-    if exists {
-        c.update(format!("DROP TABLE {qualified}").as_str(), None, &[])
-            .unwrap_or_else(|e| spi_err(e));
-    }
-}
-
-/// Grants `privs` on this session's temporary table `name` to the owner of `tbl`,
-/// when that is another role: the table is read (or written) as its owner (see
-/// `privilege::as_table_owner`), into or from this role's temporary table.
-fn grant_temp(name: &str, privs: &str, tbl: pg_sys::Oid) {
-    let owner = privilege::rel_owner(tbl);
-    if owner == privilege::caller() || owner == pg_sys::InvalidOid {
-        return;
-    }
-    let grant = lookup::one_with_args::<String>(
-        "SELECT format('GRANT %s ON pg_temp.%I TO %s', $1, $2, $3::regrole)",
-        &[privs.into(), name.into(), owner.into()],
-    )
-    .ok()
-    .flatten()
-    .unwrap_or_default();
-    Spi::run(&grant).unwrap_or_else(|e| spi_err(e));
 }
 
 /// Number of progress steps (a NOTICE each, about every 10 %).
@@ -239,17 +199,12 @@ fn recompute_collection_without(coll: &Collection, skip: Option<pg_sys::Oid>) ->
         .into_iter()
         .filter(|(rel, ..)| Some(*rel) != skip)
         .collect();
-    Spi::connect_mut(|c| {
-        // A fresh table of the extension's own, never one of that name the
-        // caller made (its triggers would fire from a privileged context).
-        drop_temp(c, "_dedup_recompute");
-        c.update(
-            "CREATE TEMP TABLE _dedup_recompute (term text, df int8, cf int8) ON COMMIT DROP",
-            None,
-            &[],
-        )
-        .unwrap_or_else(|e| spi_err(e));
-    });
+    // A fresh table of the extension's owner, never one of that name the caller
+    // made, which the owner reads at the end.
+    privilege::owner_temp_table(
+        "_dedup_recompute",
+        "CREATE TEMP TABLE _dedup_recompute (term text, df int8, cf int8) ON COMMIT DROP",
+    );
     let (mut n_docs, mut total_len) = (0i64, 0i64);
     for (oid, col, _, steps) in &tables {
         let DocColumn {
@@ -275,7 +230,7 @@ fn recompute_collection_without(coll: &Collection, skip: Option<pg_sys::Oid>) ->
         };
         // Each table is read as its owner (see `privilege::as_table_owner`), who
         // writes into this role's temporary table.
-        grant_temp("_dedup_recompute", "INSERT", *oid);
+        privilege::grant_on_temp_table("_dedup_recompute", "INSERT", *oid);
         for (range, pct) in ranges {
             pgrx::check_for_interrupts!();
             let sql = format!(
@@ -304,8 +259,7 @@ fn recompute_collection_without(coll: &Collection, skip: Option<pg_sys::Oid>) ->
             ));
         }
     }
-    // The caller's temporary table is read by the extension's owner, a superuser
-    // (the extension is not trusted).
+    // The temporary table is the extension owner's (the others could only insert).
     as_owner(|| {
         Spi::connect_mut(|c| {
             for sql in [
@@ -327,10 +281,7 @@ fn recompute_collection_without(coll: &Collection, skip: Option<pg_sys::Oid>) ->
         .unwrap_or_else(|e| spi_err(e));
         })
     });
-    Spi::connect_mut(|c| {
-        c.update("DROP TABLE pg_temp._dedup_recompute", None, &[])
-            .unwrap_or_else(|e| spi_err(e));
-    });
+    privilege::owner_temp_ddl("DROP TABLE pg_temp._dedup_recompute");
     for (oid, col, sig, steps) in &tables {
         if let Some(sig) = sig {
             refresh_derived(coll, *oid, col, sig, *steps);
@@ -360,38 +311,69 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
     .ok()
     .flatten()
     .unwrap_or(0);
-    Spi::connect_mut(|c| {
-        // A fresh table of the extension's own (see `recompute_collection`).
-        drop_temp(c, "_dedup_signatures");
-        c.update(
-            "CREATE TEMP TABLE _dedup_signatures (row_id tid, sig dedup.signature) ON COMMIT DROP",
-            None,
-            &[],
-        )
-        .unwrap_or_else(|e| spi_err(e));
-    });
-    // Read, signed and written back as the table's owner (see
-    // `privilege::as_table_owner`), who may sign with the collection's statistics
-    // for the moment and uses this role's temporary table.
-    grant_temp("_dedup_signatures", "SELECT, INSERT", tbl);
+    privilege::owner_temp_table(
+        "_dedup_signatures",
+        "CREATE TEMP TABLE _dedup_signatures (row_id tid, sig dedup.signature) ON COMMIT DROP",
+    );
+    privilege::grant_on_temp_table("_dedup_signatures", "SELECT", tbl);
+    let opts = crate::pg::signature::options_of(coll);
     let mut done = 0i64;
     for chunk in tid_chunks(pages, steps) {
-        pgrx::check_for_interrupts!();
         let range = chunk.ctid_range();
-        let sql = format!(
-            "INSERT INTO pg_temp._dedup_signatures SELECT ctid, dedup.signature({qdoc}, $1) FROM {tname} \
-             WHERE {range} AND {qdoc} IS NOT NULL"
-        );
-        let n = privilege::as_table_owner(tbl, || {
-            privilege::granting_collection_read(&coll.name, || {
-                Spi::connect_mut(|c| {
-                    c.update(sql.as_str(), None, &[coll.name.as_str().into()])
-                        .unwrap_or_else(|e| spi_err(e))
-                        .len() as i64
-                })
+        let sql =
+            format!("SELECT ctid::text, {qdoc} FROM {tname} WHERE {range} AND {qdoc} IS NOT NULL");
+        // The rows are read as the table's owner (see `privilege::as_table_owner`);
+        // they are signed here, with the collection's statistics read as the
+        // extension's owner, out of reach of whatever that read ran (the table's
+        // policies may be another role's code), and written into the extension
+        // owner's temporary table.
+        privilege::as_table_owner(tbl, || {
+            Spi::connect_mut(|c| {
+                let mut cur = c.open_cursor(sql.as_str(), &[]);
+                loop {
+                    pgrx::check_for_interrupts!();
+                    let batch = cur.fetch(SIGN_BATCH).unwrap_or_else(|e| spi_err(e));
+                    if batch.is_empty() {
+                        break;
+                    }
+                    let mut ids: Vec<String> = Vec::with_capacity(batch.len());
+                    let mut docs: Vec<crate::document::Document> = Vec::with_capacity(batch.len());
+                    for r in batch {
+                        let (Some(id), Some(d)) = (
+                            r.get::<String>(1).ok().flatten(),
+                            r.get::<DocumentDatum>(2).ok().flatten(),
+                        ) else {
+                            continue;
+                        };
+                        ids.push(id);
+                        docs.push(d.decode());
+                    }
+                    done += ids.len() as i64;
+                    as_owner(|| {
+                        let mut w = crate::pg::weigher::Weigher::new(coll, None);
+                        w.prefetch(docs.iter());
+                        let sigs: Vec<SignatureDatum> = docs
+                            .iter()
+                            .map(|d| {
+                                let (body, _) = w.weights(d);
+                                SignatureDatum::from_signature(&crate::signature::signature(
+                                    d, &body, &opts,
+                                ))
+                            })
+                            .collect();
+                        Spi::connect_mut(|c| {
+                            c.update(
+                                "INSERT INTO pg_temp._dedup_signatures \
+                                 SELECT r::pg_catalog.tid, s FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2)) AS u(r, s)",
+                                None,
+                                &[ids.into(), sigs.into()],
+                            )
+                            .unwrap_or_else(|e| spi_err(e));
+                        });
+                    });
+                }
             })
         });
-        done += n;
         notice(format!(
             "recompute \"{}\": {shown} signatures {}% ({done} rows)",
             coll.name, chunk.pct
@@ -407,11 +389,11 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
                 .unwrap_or_else(|e| spi_err(e));
         })
     });
-    Spi::connect_mut(|c| {
-        c.update("DROP TABLE pg_temp._dedup_signatures", None, &[])
-            .unwrap_or_else(|e| spi_err(e));
-    });
+    privilege::owner_temp_ddl("DROP TABLE pg_temp._dedup_signatures");
 }
+
+/// Rows signed per query of [`refresh_derived`].
+const SIGN_BATCH: i64 = 1000;
 
 /// [`refresh_derived`] for a Citus distributed table: its documents are brought
 /// here and signed here (a signature computed on a worker would read statistics
@@ -449,7 +431,8 @@ fn refresh_distributed(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_c
         .collect::<Vec<_>>()
         .join(" AND ");
     let n = Spi::connect_mut(|c| {
-        drop_temp(c, "_dedup_signatures");
+        c.update("DROP TABLE IF EXISTS pg_temp._dedup_signatures", None, &[])
+            .unwrap_or_else(|e| spi_err(e));
         for sql in [
             format!(
                 "CREATE TEMP TABLE _dedup_signatures ON COMMIT DROP AS \

@@ -477,13 +477,19 @@ fn _trigger<'a>(
         checked.verdict.and_then(|v| v.into_datum()),
         // Under row-level security the original may be a row the writer cannot
         // see: its key is not revealed (the verdict still marks the row), as
-        // PostgreSQL leaves a unique violation's DETAIL out.
+        // PostgreSQL leaves a unique violation's DETAIL out. So for a writer who
+        // reads the partition it writes to but not the whole table: the original
+        // may be in another partition.
         checked
             .original
             .as_deref()
             .filter(|_| {
-                !privilege::under_rls(root, privilege::caller())
-                    && !privilege::under_rls(tbl, privilege::caller())
+                let me = privilege::caller();
+                !privilege::under_rls(root, me)
+                    && !privilege::under_rls(tbl, me)
+                    && (tbl == root
+                        || privilege::may_read(root, me)
+                        || !privilege::may_read_column(tbl, dup_col.attno as i16, me))
             })
             .and_then(|o| input(dup_col, o)),
     ];

@@ -334,6 +334,94 @@ SELECT count(*) AS skipped_after_drop FROM dedup.rejected WHERE tbl::oid = :sec_
 DROP SCHEMA regress_evil CASCADE;
 DROP ROLE regress_dedup_app, regress_dedup_reader;
 
+-- Code of a table's owner that a recompute runs (here a policy) cannot reach the
+-- extension owner's rights: the recompute's temporary table is the extension
+-- owner's, so the owner's code cannot put a view of its own in its place.
+CREATE ROLE regress_dedup_eve;
+CREATE SCHEMA regress_eve AUTHORIZATION regress_dedup_eve;
+SET ROLE regress_dedup_eve;
+CREATE TABLE regress_eve.t (id int PRIMARY KEY, body text);
+INSERT INTO regress_eve.t VALUES (1, 'Погода в Казани: снег и гололед, синоптики предупреждают о ветре.');
+SELECT dedup.enable('regress_eve.t', 'body');
+CREATE FUNCTION regress_eve.swap() RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF pg_catalog.to_regclass('pg_temp._old') IS NULL AND pg_catalog.to_regclass('pg_temp._dedup_recompute') IS NOT NULL THEN
+        ALTER TABLE pg_temp._dedup_recompute RENAME TO _old;
+    END IF;
+    RETURN true;
+END $$;
+ALTER TABLE regress_eve.t ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
+CREATE POLICY p ON regress_eve.t USING (regress_eve.swap());
+\set VERBOSITY terse
+SELECT err($$SELECT dedup.recompute('regress_eve.t')$$);
+\set VERBOSITY default
+RESET ROLE;
+SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_dedup_eve';
+
+-- Nor can a policy of a table in a shared collection read the collection's
+-- statistics while a recompute signs that table's rows.
+CREATE ROLE regress_dedup_bob;
+CREATE SCHEMA regress_bob AUTHORIZATION regress_dedup_bob;
+CREATE TABLE sec_secret (id int PRIMARY KEY, body text);
+INSERT INTO sec_secret VALUES (1, 'Совершенно секретно: слияние компании Альфатрон и Бетасофт назначено на пятницу.');
+SET ROLE regress_dedup_bob;
+CREATE TABLE regress_bob.t (id int PRIMARY KEY, body text);
+INSERT INTO regress_bob.t VALUES (1, 'Погода в Москве: снег и гололед.');
+CREATE TABLE regress_bob.loot (data text);
+CREATE FUNCTION regress_bob.spy() RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    BEGIN
+        INSERT INTO regress_bob.loot SELECT pg_catalog.string_agg(term, ',')
+        FROM dedup.weights(dedup.to_document('Альфатрон Бетасофт'), 'sec_shared');
+    EXCEPTION WHEN insufficient_privilege THEN
+        INSERT INTO regress_bob.loot VALUES ('refused');
+    END;
+    RETURN true;
+END $$;
+ALTER TABLE regress_bob.t ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
+CREATE POLICY p ON regress_bob.t USING (regress_bob.spy());
+RESET ROLE;
+SELECT dedup.create_collection('sec_shared');
+SELECT dedup.enable('sec_secret', 'body', collection => 'sec_shared');
+SELECT dedup.enable('regress_bob.t', 'body', collection => 'sec_shared');
+DELETE FROM regress_bob.loot;
+SELECT dedup.recompute('sec_shared');
+SELECT DISTINCT data FROM regress_bob.loot;
+
+-- A partition's reader asks the reading functions about the partition: they
+-- answer from the whole table, so they refuse; a row written to the partition is
+-- marked without the key of an original the writer may not read.
+CREATE TABLE sec_ev (tenant text, id int, body text, PRIMARY KEY (tenant, id)) PARTITION BY LIST (tenant);
+CREATE TABLE sec_ev_a PARTITION OF sec_ev FOR VALUES IN ('a');
+CREATE TABLE sec_ev_b PARTITION OF sec_ev FOR VALUES IN ('b');
+SELECT dedup.enable('sec_ev', 'body');
+INSERT INTO sec_ev VALUES ('b', 1, 'Совершенно секретно: слияние компании Альфатрон и Бетасофт назначено на пятницу.');
+GRANT SELECT, INSERT ON sec_ev_a TO regress_dedup_bob;
+SET ROLE regress_dedup_bob;
+SELECT err($$SELECT * FROM dedup.pairs('sec_ev_a')$$);
+SELECT err($$SELECT dedup.is_duplicate('sec_ev_a', 'Совершенно секретно: слияние компании Альфатрон и Бетасофт назначено на пятницу.')$$);
+INSERT INTO sec_ev_a VALUES ('a', 2, 'Совершенно секретно: слияние компании Альфатрон и Бетасофт назначено на пятницу.')
+RETURNING duplicate_of, dedup_verdict;
+RESET ROLE;
+-- The table's owner reads the mark's verdict; the key was not stored.
+SELECT tenant, id, duplicate_of, dedup_verdict FROM sec_ev ORDER BY tenant, id;
+
+-- A trigger of dedup's on an unrelated table, with an argument that names no
+-- table, does not break partition DDL for everyone.
+SET ROLE regress_dedup_bob;
+CREATE TABLE regress_bob.junk (id int);
+CREATE TRIGGER dedup_statement_start BEFORE INSERT ON regress_bob.junk FOR EACH STATEMENT
+    EXECUTE FUNCTION dedup._statement_start('junk');
+RESET ROLE;
+CREATE TABLE sec_plain (a int) PARTITION BY LIST (a);
+CREATE TABLE sec_plain_1 PARTITION OF sec_plain FOR VALUES IN (1);
+SELECT count(*) AS partitions FROM pg_inherits WHERE inhparent = 'sec_plain'::regclass;
+DROP TABLE sec_plain;
+SELECT dedup.disable('sec_ev'), dedup.disable('sec_secret'), dedup.disable('regress_bob.t');
+DROP TABLE sec_ev, sec_secret;
+DROP SCHEMA regress_eve, regress_bob CASCADE;
+DROP ROLE regress_dedup_eve, regress_dedup_bob;
+
 -- A database that is not UTF-8 is refused at CREATE EXTENSION.
 SELECT current_database() AS regress_db \gset
 CREATE DATABASE regress_dedup_latin1 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0;
