@@ -158,6 +158,11 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
                 (lo, hi, wl, wh)
             };
             let (score_ab, score_ba) = models::scores(model.as_deref(), wa, wb);
+            // Only duplicates (in either direction) are kept: every caller
+            // reads those alone.
+            if score_ab <= 0.0 && score_ba <= 0.0 {
+                continue;
+            }
             rows.push(PairRow {
                 a: keys[a as usize].clone(),
                 b: keys[b as usize].clone(),
@@ -187,7 +192,7 @@ const PAIRS_PER_CHECK: usize = 1024;
 /// checks while it produces them).
 fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u32, u32)>) {
     // The LATERAL subquery holds only the signature match, so its one index path is
-    // the GIN index; OFFSET 0 keeps it from being flattened into a join where
+    // the GIN index; its LIMIT keeps it from being flattened into a join where
     // `a.key < b.key` lets the planner walk the primary key instead. GIN cannot cost
     // a match against a value it has not seen, so the planner may still prefer to
     // filter every row of b: seqscan is off for this query alone. Either O(N²) plan
@@ -222,7 +227,7 @@ fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u
         format!(
             "WITH a AS MATERIALIZED (SELECT {ka} AS key, {ka}::text AS k, a.dedup_sig{time} FROM {t} a \
                                      WHERE a.dedup_doc IS NOT NULL) \
-             SELECT a.k, {kb}::text FROM a JOIN {t} b ON b.dedup_sig OPERATOR(dedup.%) a.dedup_sig \
+             SELECT a.k, {kb}::text, true FROM a JOIN {t} b ON b.dedup_sig OPERATOR(dedup.%) a.dedup_sig \
              WHERE b.dedup_doc IS NOT NULL AND a.key < {kb}{in_window}",
             ka = cfg.key.expr("a"),
             kb = cfg.key.expr("b"),
@@ -230,15 +235,22 @@ fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u
             in_window = window_clause("a.pub"),
         )
     } else {
+        // Each row with its best MAX_CANDIDATES matches, as the trigger compares a
+        // new row: a table of templated texts, each matching every other, gives
+        // MAX_CANDIDATES pairs a row rather than N² / 2 (which took a backend
+        // past 20 GB at 30,000 rows).
         format!(
-            "SELECT {ka}::text, b.k FROM {t} a, \
+            "SELECT {ka}::text, b.k, {ka} < b.key FROM {t} a, \
              LATERAL (SELECT {kb} AS key, {kb}::text AS k FROM {t} b \
-                      WHERE b.dedup_sig OPERATOR(dedup.%) a.dedup_sig AND b.dedup_doc IS NOT NULL{in_window} OFFSET 0) b \
-             WHERE a.dedup_doc IS NOT NULL AND {ka} < b.key",
+                      WHERE b.dedup_sig OPERATOR(dedup.%) a.dedup_sig AND b.dedup_doc IS NOT NULL \
+                      AND {kb} IS DISTINCT FROM {ka}{in_window} \
+                      ORDER BY dedup.shared_keys(b.dedup_sig, a.dedup_sig) DESC, {kb} LIMIT {limit}) b \
+             WHERE a.dedup_doc IS NOT NULL",
             ka = cfg.key.expr("a"),
             kb = cfg.key.expr("b"),
             t = cfg.tname,
             in_window = window_clause(""),
+            limit = crate::pg::ingest::MAX_CANDIDATES,
         )
     };
     let mut ids: HashMap<String, u32> = HashMap::new();
@@ -280,12 +292,20 @@ fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u
                         };
                         let a = id(ka, &mut keys);
                         let b = id(kb, &mut keys);
-                        edges.push((a, b));
+                        // Each pair as (smaller key, larger key).
+                        if r.get::<bool>(3).ok().flatten().unwrap_or(true) {
+                            edges.push((a, b));
+                        } else {
+                            edges.push((b, a));
+                        }
                     }
                 }
             })
         })
     });
+    // A pair in both rows' lists (and, on Citus, once) is judged once.
+    edges.sort_unstable();
+    edges.dedup();
     (keys, edges)
 }
 
