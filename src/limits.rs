@@ -97,11 +97,37 @@ impl Limits {
         Ok(l)
     }
 
-    /// Whether a text is over the size limit.
-    pub fn over(&self, body: &str, title: Option<&str>) -> bool {
-        body.len() > self.max_document_bytes
-            || title.is_some_and(|t| t.len() > self.max_document_bytes)
+    /// What of a text is over its limit, if anything: the body or title over
+    /// `max_document_bytes`, or the source over [`MAX_SOURCE_BYTES`].
+    pub fn over(&self, body: &str, title: Option<&str>, source: Option<&str>) -> Option<Over> {
+        let max = self.max_document_bytes;
+        [
+            ("text", Some(body), max),
+            ("title", title, max),
+            ("source", source, MAX_SOURCE_BYTES),
+        ]
+        .into_iter()
+        .find_map(|(what, s, limit)| {
+            s.filter(|s| s.len() > limit).map(|s| Over {
+                what,
+                bytes: s.len(),
+                limit,
+            })
+        })
     }
+}
+
+/// The longest source a document keeps, in bytes: a source names where a text
+/// came from (a name, an address), and its authority is learnt per source.
+pub const MAX_SOURCE_BYTES: usize = 4096;
+
+/// A part of a text over its limit (see [`Limits::over`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Over {
+    /// "text", "title" or "source".
+    pub what: &'static str,
+    pub bytes: usize,
+    pub limit: usize,
 }
 
 #[cfg(test)]
@@ -124,9 +150,24 @@ mod tests {
         assert_eq!(l.min_word_length, 4);
         assert_eq!(l.min_shared_keys, 3);
         assert_eq!(l.similarity_threshold, 0.5);
-        assert!(l.over(&"x".repeat(2049), None));
-        assert!(!l.over("x", Some("y")));
-        assert!(l.over("x", Some(&"y".repeat(2049))));
+        assert_eq!(
+            l.over(&"x".repeat(2049), None, None).map(|o| o.what),
+            Some("text")
+        );
+        assert!(l.over("x", Some("y"), Some("z")).is_none());
+        assert_eq!(
+            l.over("x", Some(&"y".repeat(2049)), None).map(|o| o.what),
+            Some("title")
+        );
+        let o = l.over("x", None, Some(&"s".repeat(MAX_SOURCE_BYTES + 1)));
+        assert_eq!(
+            o,
+            Some(Over {
+                what: "source",
+                bytes: MAX_SOURCE_BYTES + 1,
+                limit: MAX_SOURCE_BYTES
+            })
+        );
     }
 
     #[test]

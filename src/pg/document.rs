@@ -83,6 +83,16 @@ fn to_document(
     if let Some(t) = title {
         check_size("title", t);
     }
+    if let Some(s) = source.filter(|s| s.len() > crate::limits::MAX_SOURCE_BYTES) {
+        raise(crate::error::DedupError::TooLarge {
+            msg: format!(
+                "source is {} bytes, over the limit of {} bytes",
+                s.len(),
+                crate::limits::MAX_SOURCE_BYTES
+            ),
+            hint: Some("a source names where a text came from: a name or an address".into()),
+        });
+    }
     let opts = options(lang.unwrap_or("auto"));
     let published_at = crate::pg::types::finite_time(published_at);
     let doc = text::analyze_checked(

@@ -716,6 +716,8 @@ fn judge(
     cands
         .iter()
         .filter_map(|(c, found)| {
+            // A pair of long texts takes a while (a second for two of 10 MB).
+            pgrx::check_for_interrupts!();
             let weighed;
             let w = match found {
                 Ok(w) => w,
@@ -1051,11 +1053,17 @@ fn analyze(
     .unwrap_or_else(|e| raise(e))
 }
 
-/// Whether a text is over its collection's `max_document_bytes` (see
-/// [`crate::limits`]). The trigger then stores the row unchecked with a WARNING
-/// (nothing is lost); `is_duplicate` answers false.
-fn over_limit(cfg: &TableConfig, body: &str, title: Option<&str>) -> bool {
-    cfg.coll.limits.over(body, title)
+/// What of a text is over its collection's `max_document_bytes`, or a source
+/// over `limits::MAX_SOURCE_BYTES` (see [`crate::limits`]). The trigger then
+/// stores the row unchecked with a WARNING (nothing is lost); `is_duplicate`
+/// answers false.
+fn over_limit(
+    cfg: &TableConfig,
+    body: &str,
+    title: Option<&str>,
+    source: Option<&str>,
+) -> Option<crate::limits::Over> {
+    cfg.coll.limits.over(body, title, source)
 }
 
 /// The trigger's per-row work (`dedup._trigger()`, src/pg/trigger.rs): a NULL
@@ -1084,15 +1092,21 @@ pub fn check_row(
     let Some(body) = body else {
         return unchecked;
     };
-    if over_limit(cfg, body, title) {
+    if let Some(o) = over_limit(cfg, body, title, source) {
+        let limit = if o.what == "source" {
+            format!("the {} bytes a source may have", o.limit)
+        } else {
+            format!(
+                "the max_document_bytes of collection \"{}\" ({})",
+                cfg.coll.name, o.limit
+            )
+        };
         pgrx::ereport!(
             WARNING,
             PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
             format!(
-                "text of {} bytes is over the max_document_bytes of collection \"{}\" ({}): row stored without a duplicate check",
-                body.len(),
-                cfg.coll.name,
-                cfg.coll.limits.max_document_bytes
+                "{} of {} bytes is over {limit}: row stored without a duplicate check",
+                o.what, o.bytes
             )
         );
         return unchecked;
@@ -1123,7 +1137,7 @@ pub fn _is_duplicate(
     as_owner(|| {
         let cfg = table_config(tbl);
         let Some(body) = body else { return false };
-        if over_limit(&cfg, body, title) {
+        if over_limit(&cfg, body, title, source).is_some() {
             return false;
         }
         let doc = analyze(&cfg, body, title, published_at, source);

@@ -97,3 +97,14 @@ SELECT dedup.drop_collection('hostile_q');
 -- U+0000 in a document's term or source (PostgreSQL text cannot hold it).
 SELECT err($$SELECT '{"v":1,"terms":{"a\u0000b":1}}'::dedup.document$$);
 SELECT err($$SELECT '{"v":1,"source":"\u0000"}'::dedup.document$$);
+-- A source is a name or an address: one over 4,096 bytes is refused by
+-- to_document, and a row carrying one is stored unchecked with a WARNING, as an
+-- over-long text is (its document would hold the whole source).
+SELECT err($$SELECT dedup.to_document('Курс доллара вырос до 92 рублей.', source => repeat('s', 4097))$$);
+SELECT dedup.to_document('Курс доллара вырос до 92 рублей.', source => repeat('s', 4096)) IS NOT NULL AS source_at_limit;
+CREATE TABLE long_src (id int PRIMARY KEY, body text, src text);
+SELECT dedup.enable('long_src', 'body', source => 'src');
+INSERT INTO long_src VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей.', repeat('s', 100000));
+SELECT id, dedup_doc IS NULL AS unchecked FROM long_src;
+SELECT dedup.disable('long_src');
+DROP TABLE long_src;

@@ -176,3 +176,8 @@ SELECT contribution_ab < 0 AS time_gap_against
  WHERE a.id = 2 AND b.id = 1 AND e.feature = 'time_gap';
 SELECT dedup.disable('exact_t');
 DROP TABLE exact_t;
+-- A penalty past 1e6 is refused: the fit would run for minutes between checks
+-- for interrupts.
+SELECT dedup.create_collection('too_hard_c');
+SELECT err($$SELECT dedup.train('too_hard', 'too_hard_c', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled', '{"C": 1e7}')$$);
+SELECT dedup.drop_collection('too_hard_c');
