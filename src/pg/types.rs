@@ -126,6 +126,8 @@ pub trait StoredDoc {
     fn stored_key(&self) -> Option<u128>;
     /// The whole payload.
     fn bytes(&self) -> std::borrow::Cow<'_, [u8]>;
+    /// The payload's size uncompressed, read without detoasting it.
+    fn raw_size(&self) -> usize;
 }
 
 impl StoredDoc for DocumentDatum {
@@ -134,6 +136,9 @@ impl StoredDoc for DocumentDatum {
     }
     fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {
         std::borrow::Cow::Borrowed(&self.0)
+    }
+    fn raw_size(&self) -> usize {
+        self.0.len()
     }
 }
 
@@ -169,6 +174,10 @@ impl StoredDoc for DocRef {
         // SAFETY: as above; the Vec conversion detoasts and copies.
         let v = unsafe { Vec::<u8>::from_polymorphic_datum(self.0, false, pg_sys::InvalidOid) };
         std::borrow::Cow::Owned(v.unwrap_or_default())
+    }
+    fn raw_size(&self) -> usize {
+        // SAFETY: as above; reads the varlena's (or its TOAST pointer's) header.
+        unsafe { pg_sys::toast_raw_datum_size(self.0) }
     }
 }
 
