@@ -973,7 +973,7 @@ CREATE FUNCTION dedup.pairs(tbl regclass, model text DEFAULT NULL)
     RETURNS TABLE(a text, b text, verdict dedup.verdict, score float8) STABLE PARALLEL RESTRICTED LANGUAGE sql
     AS $$ SELECT * FROM dedup._pairs(tbl::oid, model) $$;
 COMMENT ON FUNCTION dedup.pairs(regclass, text) IS
-    'Every duplicate pair of tbl (a < b by key), candidates found through the signature index';
+    'The duplicate pairs of tbl (a < b by key): each row with its 50 best candidates found through the signature index';
 
 CREATE FUNCTION dedup.groups(tbl regclass, model text DEFAULT NULL)
     RETURNS TABLE(key text, group_id bigint, is_original boolean) STABLE PARALLEL RESTRICTED LANGUAGE sql

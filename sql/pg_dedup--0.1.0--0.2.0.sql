@@ -222,6 +222,8 @@ ALTER FUNCTION dedup._find_original(oid, dedup.document) PARALLEL RESTRICTED;
 ALTER FUNCTION dedup.find_original(regclass, dedup.document) PARALLEL RESTRICTED;
 ALTER FUNCTION dedup._pairs(oid, text) PARALLEL RESTRICTED;
 ALTER FUNCTION dedup.pairs(regclass, text) PARALLEL RESTRICTED;
+COMMENT ON FUNCTION dedup.pairs(regclass, text) IS
+    'The duplicate pairs of tbl (a < b by key): each row with its 50 best candidates found through the signature index';
 ALTER FUNCTION dedup._groups(oid, text) PARALLEL RESTRICTED;
 ALTER FUNCTION dedup.groups(regclass, text) PARALLEL RESTRICTED;
 ALTER FUNCTION dedup._matrix_quality(oid, text) PARALLEL RESTRICTED;

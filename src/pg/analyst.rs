@@ -42,13 +42,17 @@ pub struct Info {
 /// queries run, once per batch of candidate rows fetched, and while pairs are
 /// judged once per document whose pairs come next and every [`PAIRS_PER_CHECK`]
 /// pairs judged.
-fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap<String, Info>) {
+fn judged_pairs(
+    tbl: pg_sys::Oid,
+    model: Option<&str>,
+    pairing: Pairing,
+) -> (Vec<PairRow>, HashMap<String, Info>) {
     let cfg = table_config(tbl);
     let model: Option<Rc<Loaded>> = model.or(cfg.model.as_deref()).and_then(models::by_name);
     let mut weigher = Weigher::new(&cfg.coll, None);
     weigher.prefetch_all();
     let auth = Authorities::load(&cfg.coll);
-    let (keys, edges) = candidate_edges(&cfg);
+    let (keys, edges) = candidate_edges(&cfg, pairing);
     // By key: a primary key index serves the join, in each partition of a
     // partitioned table.
     // (Citus plans a distributed table's filter by an array, not a join with one.)
@@ -187,10 +191,22 @@ fn judged_pairs(tbl: pg_sys::Oid, model: Option<&str>) -> (Vec<PairRow>, HashMap
 /// candidates (a pair is a few microseconds).
 const PAIRS_PER_CHECK: usize = 1024;
 
+/// Which candidates each row is paired with (see [`candidate_edges`]).
+#[derive(Clone, Copy, PartialEq)]
+enum Pairing {
+    /// Its best matches among all rows.
+    Best,
+    /// Its best matches among the rows before it (the backfill).
+    BestEarlier,
+}
+
 /// Candidate pairs `(a, b)` with a < b by key, as indices into the returned keys.
 /// Checks for interrupts once per batch of 10,000 rows fetched (the executor
 /// checks while it produces them).
-fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u32, u32)>) {
+fn candidate_edges(
+    cfg: &crate::pg::ingest::TableConfig,
+    pairing: Pairing,
+) -> (Vec<String>, Vec<(u32, u32)>) {
     // The LATERAL subquery holds only the signature match, so its one index path is
     // the GIN index; its LIMIT keeps it from being flattened into a join where
     // `a.key < b.key` lets the planner walk the primary key instead. GIN cannot cost
@@ -238,16 +254,31 @@ fn candidate_edges(cfg: &crate::pg::ingest::TableConfig) -> (Vec<String>, Vec<(u
         // Each row with its best MAX_CANDIDATES matches, as the trigger compares a
         // new row: a table of templated texts, each matching every other, gives
         // MAX_CANDIDATES pairs a row rather than N² / 2 (which took a backend
-        // past 20 GB at 30,000 rows).
+        // past 20 GB at 30,000 rows). For the backfill, the best among the rows
+        // before it in the order `decide::originals` replays them (publication
+        // time, none last, then key), which are the rows the trigger would have
+        // compared it with.
+        let (ka, kb) = (cfg.key.expr("a"), cfg.key.expr("b"));
+        let before = match (pairing, &cfg.columns.published_at) {
+            (Pairing::Best, _) => format!("{kb} IS DISTINCT FROM {ka}"),
+            (Pairing::BestEarlier, None) => format!("{kb} < {ka}"),
+            (Pairing::BestEarlier, Some(col)) => {
+                let at = |r: &str| {
+                    format!(
+                        "coalesce({r}.{}::timestamptz, 'infinity'::timestamptz)",
+                        pgrx::spi::quote_identifier(col)
+                    )
+                };
+                format!("({}, {kb}) < ({}, {ka})", at("b"), at("a"))
+            }
+        };
         format!(
             "SELECT {ka}::text, b.k, {ka} < b.key FROM {t} a, \
              LATERAL (SELECT {kb} AS key, {kb}::text AS k FROM {t} b \
                       WHERE b.dedup_sig OPERATOR(dedup.%) a.dedup_sig AND b.dedup_doc IS NOT NULL \
-                      AND {kb} IS DISTINCT FROM {ka}{in_window} \
+                      AND {before}{in_window} \
                       ORDER BY dedup.shared_keys(b.dedup_sig, a.dedup_sig) DESC, {kb} LIMIT {limit}) b \
              WHERE a.dedup_doc IS NOT NULL",
-            ka = cfg.key.expr("a"),
-            kb = cfg.key.expr("b"),
             t = cfg.tname,
             in_window = window_clause(""),
             limit = crate::pg::ingest::MAX_CANDIDATES,
@@ -340,7 +371,8 @@ fn bfs_rank(n: usize, edges: &[(u32, u32)]) -> Vec<u32> {
     rank
 }
 
-/// Every duplicate pair in an enabled table. Public as `dedup.pairs` (sql/ingest.sql).
+/// The duplicate pairs of an enabled table, each row with its best candidates
+/// (see [`candidate_edges`]). Public as `dedup.pairs` (sql/ingest.sql).
 /// Can be cancelled while it finds and judges the pairs (see `judged_pairs`).
 #[pg_extern(stable, parallel_restricted)]
 pub fn _pairs(
@@ -357,7 +389,7 @@ pub fn _pairs(
 > {
     let tbl = required(tbl, "table");
     privilege::require_read(tbl, "dedup.pairs");
-    let (rows, _) = as_owner(|| judged_pairs(tbl, model));
+    let (rows, _) = as_owner(|| judged_pairs(tbl, model, Pairing::Best));
     let out: Vec<_> = rows
         .into_iter()
         .filter(|p| p.score_ab > 0.0 || p.score_ba > 0.0)
@@ -418,7 +450,7 @@ pub fn _groups(
 > {
     let tbl = required(tbl, "table");
     privilege::require_read(tbl, "dedup.groups");
-    let (rows, info) = as_owner(|| judged_pairs(tbl, model));
+    let (rows, info) = as_owner(|| judged_pairs(tbl, model, Pairing::Best));
     let (members, judged) = duplicate_graph(rows, &info);
     let edges: Vec<(usize, usize)> = judged.iter().map(|&(a, b, ..)| (a, b)).collect();
     let out: Vec<_> = decide::groups(&members, &edges)
@@ -447,7 +479,7 @@ pub fn _originals(
 > {
     let tbl = required(tbl, "table");
     privilege::require_read(tbl, "dedup.enable");
-    let (rows, info) = as_owner(|| judged_pairs(tbl, model));
+    let (rows, info) = as_owner(|| judged_pairs(tbl, model, Pairing::BestEarlier));
     let (members, judged) = duplicate_graph(rows, &info);
     let edges: Vec<(usize, usize, f64, bool)> = judged
         .iter()
@@ -484,7 +516,7 @@ pub fn _matrix_quality(
 > {
     let tbl = required(tbl, "table");
     privilege::require_read(tbl, "dedup.matrix_quality");
-    let (rows, _) = as_owner(|| judged_pairs(tbl, model));
+    let (rows, _) = as_owner(|| judged_pairs(tbl, model, Pairing::Best));
     let mut ids: HashMap<String, i64> = HashMap::new();
     let mut edges = Vec::new();
     for p in rows {

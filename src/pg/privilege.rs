@@ -155,20 +155,52 @@ pub fn may_read(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
     }
 }
 
-/// Whether `role` may read column `attno` of `rel` (SELECT on the table or on
-/// the column).
-pub fn may_read_column(rel: pg_sys::Oid, attno: i16, role: pg_sys::Oid) -> bool {
-    // SAFETY: catalog checks on an existing relation and attribute number.
+/// Whether `role` may read the column `duplicate_of` of `rel` (SELECT on the
+/// table or on the column).
+fn may_read_duplicate_of(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
+    // SAFETY: catalog checks on an existing relation; get_attnum gives 0 for a
+    // missing column, which no column privilege names.
     unsafe {
-        pg_sys::pg_class_aclcheck(rel, role, pg_sys::ACL_SELECT as pg_sys::AclMode)
+        if pg_sys::pg_class_aclcheck(rel, role, pg_sys::ACL_SELECT as pg_sys::AclMode)
             == pg_sys::AclResult::ACLCHECK_OK
-            || pg_sys::pg_attribute_aclcheck(
+        {
+            return true;
+        }
+        let attno = pg_sys::get_attnum(rel, c"duplicate_of".as_ptr());
+        attno > 0
+            && pg_sys::pg_attribute_aclcheck(
                 rel,
                 attno,
                 role,
                 pg_sys::ACL_SELECT as pg_sys::AclMode,
             ) == pg_sys::AclResult::ACLCHECK_OK
     }
+}
+
+/// Whether the trigger may store an original's key in the row `role` writes to
+/// `leaf` (a partition of the enabled table `root`, or `root` itself), by the
+/// rule PostgreSQL applies to a unique violation's DETAIL: not under row-level
+/// security; and when the writer may not read the whole table, not where it could
+/// read the key back (from the partition it writes or any table between it and
+/// the root), since the original may be in a partition it may not read.
+pub fn may_see_original_key(leaf: pg_sys::Oid, root: pg_sys::Oid, role: pg_sys::Oid) -> bool {
+    if under_rls(root, role) || under_rls(leaf, role) {
+        return false;
+    }
+    if leaf == root || may_read(root, role) {
+        return true;
+    }
+    let levels: Vec<pg_sys::Oid> = lookup::one_with_args::<Vec<pg_sys::Oid>>(
+        "SELECT pg_catalog.array_agg(a.relid::pg_catalog.oid) FROM pg_catalog.pg_partition_ancestors($1) a",
+        &[leaf.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_default();
+    !std::iter::once(leaf)
+        .chain(levels)
+        .filter(|&r| r != root)
+        .any(|r| under_rls(r, role) || may_read_duplicate_of(r, role))
 }
 
 /// Whether row-level security applies to `role` on `rel`.

@@ -483,14 +483,7 @@ fn _trigger<'a>(
         checked
             .original
             .as_deref()
-            .filter(|_| {
-                let me = privilege::caller();
-                !privilege::under_rls(root, me)
-                    && !privilege::under_rls(tbl, me)
-                    && (tbl == root
-                        || privilege::may_read(root, me)
-                        || !privilege::may_read_column(tbl, dup_col.attno as i16, me))
-            })
+            .filter(|_| privilege::may_see_original_key(tbl, root, privilege::caller()))
             .and_then(|o| input(dup_col, o)),
     ];
     let mut cols = [

@@ -406,6 +406,21 @@ RESET ROLE;
 -- The table's owner reads the mark's verdict; the key was not stored.
 SELECT tenant, id, duplicate_of, dedup_verdict FROM sec_ev ORDER BY tenant, id;
 
+-- Nor when it reads a partitioned table between its partition and the root.
+CREATE TABLE sec_r (id int, k int, j int, body text, PRIMARY KEY (id, k, j)) PARTITION BY LIST (k);
+CREATE TABLE sec_r_other PARTITION OF sec_r FOR VALUES IN (1);
+CREATE TABLE sec_r_mid PARTITION OF sec_r FOR VALUES IN (2) PARTITION BY LIST (j);
+CREATE TABLE sec_r_leaf PARTITION OF sec_r_mid FOR VALUES IN (1);
+SELECT dedup.enable('sec_r', 'body');
+INSERT INTO sec_r VALUES (777, 1, 1, 'Совершенно секретно: слияние компании Альфатрон и Бетасофт назначено на пятницу.');
+GRANT SELECT, INSERT ON sec_r_mid TO regress_dedup_bob;
+SET ROLE regress_dedup_bob;
+INSERT INTO sec_r_mid VALUES (1, 2, 1, 'Совершенно секретно: слияние компании Альфатрон и Бетасофт назначено на пятницу.')
+RETURNING duplicate_of, dedup_verdict;
+RESET ROLE;
+SELECT dedup.disable('sec_r');
+DROP TABLE sec_r;
+
 -- A trigger of dedup's on an unrelated table, with an argument that names no
 -- table, does not break partition DDL for everyone.
 SET ROLE regress_dedup_bob;

@@ -452,3 +452,16 @@ SELECT id, duplicate_of, dedup_verdict FROM numkeys ORDER BY id;
 SELECT * FROM dedup.groups('numkeys') ORDER BY group_id, key::int;
 SELECT dedup.disable('numkeys');
 DROP TABLE numkeys;
+
+-- The backfill compares each row with its 50 best candidates among the rows
+-- before it, as the trigger did: 60 copies, the last key published first, are
+-- all copies of it, as inserting them in time order marks them.
+CREATE TABLE many (id int PRIMARY KEY, body text, pub timestamptz);
+INSERT INTO many SELECT i, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.',
+                        timestamptz '2024-01-01' + make_interval(days => 60 - i) FROM generate_series(1, 60) i;
+SET client_min_messages = warning;
+SELECT dedup.enable('many', 'body', published_at => 'pub');
+RESET client_min_messages;
+SELECT count(duplicate_of) AS marked, count(*) FILTER (WHERE duplicate_of = 60) AS copies_of_60 FROM many;
+SELECT dedup.disable('many');
+DROP TABLE many;
