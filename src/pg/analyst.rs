@@ -98,9 +98,48 @@ fn judged_pairs(
         last_use[lo as usize] = p;
         last_use[hi as usize] = p;
     }
-    let mut cache: HashMap<u32, Rc<WithAuthority>> = HashMap::new();
+    let mut cache = DocCache::default();
     let mut rows = Vec::with_capacity(work.len());
     let mut info: HashMap<String, Info> = HashMap::new();
+    // Weighs the documents of `ns` into the cache, as the table's owner; past
+    // the cache's budget only those `keep` names are kept.
+    let mut load = |ns: &[u32], keep: &[u32], cache: &mut DocCache| {
+        let names: Vec<String> = ns.iter().map(|&n| keys[n as usize].clone()).collect();
+        let by_name: HashMap<&str, u32> = names
+            .iter()
+            .map(String::as_str)
+            .zip(ns.iter().copied())
+            .collect();
+        Spi::connect(|c| {
+            // As the table's owner (see `privilege::as_table_owner`).
+            let t = privilege::as_table_owner(cfg.tbl, || {
+                crate::pg::cache::select(c, &fetch, None, &[names.clone().into()])
+            });
+            for r in t {
+                let (Some(k), Some(d)) = (
+                    r.get::<String>(1).ok().flatten(),
+                    r.get::<DocRef>(2).ok().flatten(),
+                ) else {
+                    continue;
+                };
+                let Some(&n) = by_name.get(k.as_str()) else {
+                    continue;
+                };
+                if cache.full() && !keep.contains(&n) {
+                    continue; // loaded when its pair comes
+                }
+                let Some(w) = weigher.weigh_stored(&[&d]).pop() else {
+                    continue;
+                };
+                let w = models::with_authority(w, &auth);
+                info.entry(k).or_insert_with(|| Info {
+                    published_at: w.doc().published_at,
+                    authority: w.authority,
+                });
+                cache.insert(n, Rc::new(w));
+            }
+        });
+    };
     let mut i = 0;
     while i < work.len() {
         pgrx::check_for_interrupts!();
@@ -111,49 +150,25 @@ fn judged_pairs(
         }
         let mut need: Vec<u32> = std::iter::once(lo)
             .chain(work[i..j].iter().map(|w| w.1))
-            .filter(|n| !cache.contains_key(n))
+            .filter(|n| !cache.has(*n))
             .collect();
         need.sort_unstable();
         need.dedup();
         if !need.is_empty() {
-            let names: Vec<String> = need.iter().map(|&n| keys[n as usize].clone()).collect();
-            let by_name: HashMap<&str, u32> = names
-                .iter()
-                .map(String::as_str)
-                .zip(need.iter().copied())
-                .collect();
-            Spi::connect(|c| {
-                // As the table's owner (see `privilege::as_table_owner`).
-                let t = privilege::as_table_owner(cfg.tbl, || {
-                    crate::pg::cache::select(c, &fetch, None, &[names.clone().into()])
-                });
-                for r in t {
-                    let (Some(k), Some(d)) = (
-                        r.get::<String>(1).ok().flatten(),
-                        r.get::<DocRef>(2).ok().flatten(),
-                    ) else {
-                        continue;
-                    };
-                    let Some(&n) = by_name.get(k.as_str()) else {
-                        continue;
-                    };
-                    let Some(w) = weigher.weigh_stored(&[&d]).pop() else {
-                        continue;
-                    };
-                    let w = models::with_authority(w, &auth);
-                    info.entry(k).or_insert_with(|| Info {
-                        published_at: w.doc().published_at,
-                        authority: w.authority,
-                    });
-                    cache.insert(n, Rc::new(w));
-                }
-            });
+            load(&need, &[lo], &mut cache);
         }
         for (p, &(lo, hi, swapped)) in work[i..j].iter().enumerate() {
             if p % PAIRS_PER_CHECK == PAIRS_PER_CHECK - 1 {
                 pgrx::check_for_interrupts!();
             }
-            let (Some(wl), Some(wh)) = (cache.get(&lo), cache.get(&hi)) else {
+            // Left out of a full cache (long documents): loaded now, and let go
+            // after the pair.
+            let fetched = !cache.has(hi);
+            if fetched {
+                pgrx::check_for_interrupts!();
+                load(&[hi], &[hi], &mut cache);
+            }
+            let (Some(wl), Some(wh)) = (cache.get(lo), cache.get(hi)) else {
                 continue; // a row deleted or emptied meanwhile
             };
             let (a, b, wa, wb) = if swapped {
@@ -161,7 +176,10 @@ fn judged_pairs(
             } else {
                 (lo, hi, wl, wh)
             };
-            let (score_ab, score_ba) = models::scores(model.as_deref(), wa, wb);
+            let (score_ab, score_ba) = models::scores(model.as_deref(), &wa, &wb);
+            if fetched && cache.full() {
+                cache.remove(hi);
+            }
             // Only duplicates (in either direction) are kept: every caller
             // reads those alone.
             if score_ab <= 0.0 && score_ba <= 0.0 {
@@ -178,13 +196,59 @@ fn judged_pairs(
         for &(lo, hi, _) in &work[i..j] {
             for n in [lo, hi] {
                 if last_use[n as usize] < j {
-                    cache.remove(&n);
+                    cache.remove(n);
                 }
             }
+        }
+        // Documents kept for later pairs are let go when they fill the cache:
+        // loaded again when their pairs come.
+        if cache.full() {
+            cache.clear();
         }
         i = j;
     }
     (rows, info)
+}
+
+/// Memory for weighed documents in [`judged_pairs`]: past it, documents are
+/// loaded when their pair comes and let go after it. Ordinary texts never fill
+/// it (thousands of documents); near-copies of 10 MB texts (about 210 MB each
+/// weighed) would otherwise be held by the dozen.
+const PAIRS_CACHE_BYTES: usize = 256 * 1024 * 1024;
+
+/// The weighed documents of [`judged_pairs`], with the memory they hold.
+#[derive(Default)]
+struct DocCache {
+    docs: HashMap<u32, (Rc<WithAuthority>, usize)>,
+    bytes: usize,
+}
+
+impl DocCache {
+    fn has(&self, n: u32) -> bool {
+        self.docs.contains_key(&n)
+    }
+    fn get(&self, n: u32) -> Option<Rc<WithAuthority>> {
+        self.docs.get(&n).map(|(w, _)| w.clone())
+    }
+    fn full(&self) -> bool {
+        self.bytes > PAIRS_CACHE_BYTES
+    }
+    fn insert(&mut self, n: u32, w: Rc<WithAuthority>) {
+        let size = w.w.heap_bytes();
+        if let Some((_, old)) = self.docs.insert(n, (w, size)) {
+            self.bytes -= old;
+        }
+        self.bytes += size;
+    }
+    fn remove(&mut self, n: u32) {
+        if let Some((_, size)) = self.docs.remove(&n) {
+            self.bytes -= size;
+        }
+    }
+    fn clear(&mut self) {
+        self.docs.clear();
+        self.bytes = 0;
+    }
 }
 
 /// Pairs judged between two checks for interrupts when one document has many

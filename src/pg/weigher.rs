@@ -109,7 +109,8 @@ impl Weighed {
         }
     }
 
-    fn heap_bytes(&self) -> usize {
+    /// The memory this weighed document holds, roughly.
+    pub fn heap_bytes(&self) -> usize {
         std::mem::size_of::<Weighed>()
             + self.doc.heap_bytes()
             + 8 * (self.body.len() + self.title.len())
