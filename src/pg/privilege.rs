@@ -190,17 +190,23 @@ pub fn may_see_original_key(leaf: pg_sys::Oid, root: pg_sys::Oid, role: pg_sys::
     if leaf == root || may_read(root, role) {
         return true;
     }
-    let levels: Vec<pg_sys::Oid> = lookup::one_with_args::<Vec<pg_sys::Oid>>(
-        "SELECT pg_catalog.array_agg(a.relid::pg_catalog.oid) FROM pg_catalog.pg_partition_ancestors($1) a",
-        &[leaf.into()],
+    !with_ancestors(leaf)
+        .into_iter()
+        .filter(|&r| r != root)
+        .any(|r| under_rls(r, role) || may_read_duplicate_of(r, role))
+}
+
+/// `rel` and each table it is a partition of, up to the root.
+fn with_ancestors(rel: pg_sys::Oid) -> Vec<pg_sys::Oid> {
+    let above: Vec<pg_sys::Oid> = lookup::one_with_args::<Vec<pg_sys::Oid>>(
+        "SELECT pg_catalog.array_agg(a.relid::pg_catalog.oid) FROM pg_catalog.pg_partition_ancestors($1) a \
+         WHERE a.relid::pg_catalog.oid <> $1",
+        &[rel.into()],
     )
     .ok()
     .flatten()
     .unwrap_or_default();
-    !std::iter::once(leaf)
-        .chain(levels)
-        .filter(|&r| r != root)
-        .any(|r| under_rls(r, role) || may_read_duplicate_of(r, role))
+    std::iter::once(rel).chain(above).collect()
 }
 
 /// Whether row-level security applies to `role` on `rel`.
@@ -222,18 +228,8 @@ pub fn owns(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
 /// and of each table it is a partition of: the reading functions answer from the
 /// whole enabled table, which a partition's name leads them to.
 pub fn require_read(rel: pg_sys::Oid, what: &str) {
-    let ancestors: Vec<pg_sys::Oid> = lookup::one_with_args::<Vec<pg_sys::Oid>>(
-        "SELECT pg_catalog.array_agg(a.relid::pg_catalog.oid) FROM pg_catalog.pg_partition_ancestors($1) a",
-        &[rel.into()],
-    )
-    .ok()
-    .flatten()
-    .unwrap_or_default();
     let me = caller();
-    let Some(denied) = std::iter::once(rel)
-        .chain(ancestors)
-        .find(|&r| !may_read(r, me))
-    else {
+    let Some(denied) = with_ancestors(rel).into_iter().find(|&r| !may_read(r, me)) else {
         return;
     };
     let name = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[denied.into()])
