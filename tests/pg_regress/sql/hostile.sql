@@ -108,3 +108,8 @@ INSERT INTO long_src VALUES (1, 'Курс доллара на Московско
 SELECT id, dedup_doc IS NULL AS unchecked FROM long_src;
 SELECT dedup.disable('long_src');
 DROP TABLE long_src;
+-- The TRUNCATE trigger's recompute: STRICT, an unknown collection is 42704, and
+-- only the extension's owner may call it.
+SELECT dedup._recompute_truncated(NULL, 0) IS NULL AS null_gives_null;
+SELECT err($$SELECT dedup._recompute_truncated('no_such_collection', 0)$$);
+SELECT has_function_privilege('public', 'dedup._recompute_truncated(text, oid)', 'EXECUTE') AS public_may_call;
