@@ -190,10 +190,28 @@ pub fn may_see_original_key(leaf: pg_sys::Oid, root: pg_sys::Oid, role: pg_sys::
     if leaf == root || may_read(root, role) {
         return true;
     }
-    !with_ancestors(leaf)
+    // Asked for every row a statement writes: the catalog walk is made once per
+    // statement and command.
+    let stamp = statement_stamp();
+    let id = (leaf, root, role);
+    if let Some(v) = KEY_SHOWN.with(|c| c.get().filter(|(i, s, _)| *i == id && *s == stamp)) {
+        return v.2;
+    }
+    let shown = !with_ancestors(leaf)
         .into_iter()
         .filter(|&r| r != root)
-        .any(|r| under_rls(r, role) || may_read_duplicate_of(r, role))
+        .any(|r| under_rls(r, role) || may_read_duplicate_of(r, role));
+    KEY_SHOWN.with(|c| c.set(Some((id, stamp, shown))));
+    shown
+}
+
+/// (leaf, root, role) of [`may_see_original_key`].
+type KeyAsk = (pg_sys::Oid, pg_sys::Oid, pg_sys::Oid);
+
+thread_local! {
+    /// The last answer of [`may_see_original_key`]'s catalog walk: what was
+    /// asked, the statement it was asked in, and the answer.
+    static KEY_SHOWN: Cell<Option<(KeyAsk, Stamp, bool)>> = const { Cell::new(None) };
 }
 
 /// `rel` and each table it is a partition of, up to the root.
