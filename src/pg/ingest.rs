@@ -37,16 +37,19 @@ pub const MAX_CANDIDATES: i64 = 50;
 /// never come near it (50 candidates of a few kilobytes).
 const CANDIDATE_BYTES: usize = 32 * 1024 * 1024;
 
-/// How many of `docs`, in order, fit in [`CANDIDATE_BYTES`] (at least one).
-fn within_budget(docs: &[&dyn StoredDoc]) -> usize {
+/// Keeps the first of `rows` whose documents fit in [`CANDIDATE_BYTES`] (at
+/// least one).
+fn keep_within_budget<T>(rows: &mut Vec<(T, DocRef)>) {
     let mut total = 0usize;
-    docs.iter()
-        .take_while(|d| {
+    let n = rows
+        .iter()
+        .take_while(|(_, d)| {
             let first = total == 0;
             total = total.saturating_add(d.raw_size().max(1));
             first || total <= CANDIDATE_BYTES
         })
-        .count()
+        .count();
+    rows.truncate(n);
 }
 
 /// How a table was enabled (`dedup.enabled_tables`).
@@ -560,10 +563,7 @@ fn find_candidates(
                 Some((f, d))
             })
             .collect();
-        let refs: Vec<&dyn StoredDoc> = rows.iter().map(|(_, d)| d as &dyn StoredDoc).collect();
-        let n = within_budget(&refs);
-        drop(refs);
-        rows.truncate(n);
+        keep_within_budget(&mut rows);
         let refs: Vec<&dyn StoredDoc> = rows.iter().map(|(_, d)| d as &dyn StoredDoc).collect();
         let weighed = weigh(weigher, &refs);
         return rows
@@ -647,10 +647,7 @@ fn find_candidates(
             })
             .collect();
         let mut rows = rows;
-        let docs: Vec<&dyn StoredDoc> = rows.iter().map(|(_, d)| d as &dyn StoredDoc).collect();
-        let n = within_budget(&docs);
-        drop(docs);
-        rows.truncate(n);
+        keep_within_budget(&mut rows);
         let docs: Vec<&dyn StoredDoc> = rows.iter().map(|(_, d)| d as &dyn StoredDoc).collect();
         let weighed = weigh(weigher, &docs);
         rows.into_iter()
