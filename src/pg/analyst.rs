@@ -296,45 +296,58 @@ fn candidate_edges(
         _ => String::new(),
     }
     };
+    // Which rows b a row a is paired with: any other row, or for the backfill the
+    // rows before it in the order `decide::originals` replays them (publication
+    // time, none last, then key), which are the rows the trigger would have compared
+    // it with. `a_key` and `a_time` name a's key and time in the query.
+    let before = |a_key: &str, a_time: &str| {
+        let kb = cfg.key.expr("b");
+        match (pairing, &cfg.columns.published_at) {
+            (Pairing::Best, _) => format!("{kb} IS DISTINCT FROM {a_key}"),
+            (Pairing::BestEarlier, None) => format!("{kb} < {a_key}"),
+            (Pairing::BestEarlier, Some(col)) => format!(
+                "(coalesce(b.{c}::timestamptz, 'infinity'::timestamptz), {kb}) \
+                 < (coalesce({a_time}::timestamptz, 'infinity'::timestamptz), {a_key})",
+                c = pgrx::spi::quote_identifier(col)
+            ),
+        }
+    };
+    let limit = crate::pg::ingest::MAX_CANDIDATES;
     let sql = if cfg.distributed {
         // Citus joins a distributed table with itself only on the distribution
         // column: the signatures (and times) go to every worker as an intermediate
-        // result, which each shard joins through its own signature index.
-        let time = match (&cfg.columns.published_at, cfg.window) {
-            (Some(col), Some(_)) => format!(", a.{} AS pub", pgrx::spi::quote_identifier(col)),
-            _ => String::new(),
+        // result, which each shard joins through its own signature index. Its
+        // matches come back to the coordinator as another intermediate result (a
+        // file), where each row keeps its best MAX_CANDIDATES, as on one node: the
+        // ranking is a sort that spills to disk, not the pairs held in this backend.
+        let (ka, kb) = (cfg.key.expr("a"), cfg.key.expr("b"));
+        let time = match &cfg.columns.published_at {
+            Some(col) => format!(", a.{} AS pub", pgrx::spi::quote_identifier(col)),
+            None => String::new(),
         };
         format!(
             "WITH a AS MATERIALIZED (SELECT {ka} AS key, {ka}::text AS k, a.dedup_sig{time} FROM {t} a \
-                                     WHERE a.dedup_doc IS NOT NULL) \
-             SELECT a.k, {kb}::text, true FROM a JOIN {t} b ON b.dedup_sig OPERATOR(dedup.%) a.dedup_sig \
-             WHERE b.dedup_doc IS NOT NULL AND a.key < {kb}{in_window}",
-            ka = cfg.key.expr("a"),
-            kb = cfg.key.expr("b"),
+                                     WHERE a.dedup_doc IS NOT NULL), \
+                  m AS MATERIALIZED (SELECT a.k, {kb}::text AS kb, a.key < {kb} AS a_first, {kb} AS bkey, \
+                                            dedup.shared_keys(b.dedup_sig, a.dedup_sig) AS shared \
+                                     FROM a JOIN {t} b ON b.dedup_sig OPERATOR(dedup.%) a.dedup_sig \
+                                     WHERE b.dedup_doc IS NOT NULL AND {before}{in_window}) \
+             SELECT k, kb, a_first FROM (SELECT k, kb, a_first, row_number() OVER \
+                 (PARTITION BY k ORDER BY shared DESC, bkey) AS rank FROM m) r \
+             WHERE rank <= {limit}",
             t = cfg.tname,
+            before = before("a.key", "a.pub"),
             in_window = window_clause("a.pub"),
         )
     } else {
         // Each row with its best MAX_CANDIDATES matches, as the trigger compares a
         // new row: a table of templated texts, each matching every other, gives
         // MAX_CANDIDATES pairs a row rather than N² / 2 (which took a backend
-        // past 20 GB at 30,000 rows). For the backfill, the best among the rows
-        // before it in the order `decide::originals` replays them (publication
-        // time, none last, then key), which are the rows the trigger would have
-        // compared it with.
+        // past 20 GB at 30,000 rows).
         let (ka, kb) = (cfg.key.expr("a"), cfg.key.expr("b"));
-        let before = match (pairing, &cfg.columns.published_at) {
-            (Pairing::Best, _) => format!("{kb} IS DISTINCT FROM {ka}"),
-            (Pairing::BestEarlier, None) => format!("{kb} < {ka}"),
-            (Pairing::BestEarlier, Some(col)) => {
-                let at = |r: &str| {
-                    format!(
-                        "coalesce({r}.{}::timestamptz, 'infinity'::timestamptz)",
-                        pgrx::spi::quote_identifier(col)
-                    )
-                };
-                format!("({}, {kb}) < ({}, {ka})", at("b"), at("a"))
-            }
+        let a_time = match &cfg.columns.published_at {
+            Some(col) => format!("a.{}", pgrx::spi::quote_identifier(col)),
+            None => String::new(),
         };
         format!(
             "SELECT {ka}::text, b.k, {ka} < b.key FROM {t} a, \
@@ -344,8 +357,8 @@ fn candidate_edges(
                       ORDER BY dedup.shared_keys(b.dedup_sig, a.dedup_sig) DESC, {kb} LIMIT {limit}) b \
              WHERE a.dedup_doc IS NOT NULL",
             t = cfg.tname,
+            before = before(&ka, &a_time),
             in_window = window_clause(""),
-            limit = crate::pg::ingest::MAX_CANDIDATES,
         )
     };
     let mut ids: HashMap<String, u32> = HashMap::new();
