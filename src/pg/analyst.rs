@@ -411,9 +411,16 @@ fn candidate_edges(
             })
         })
     });
-    // A pair in both rows' lists (and, on Citus, once) is judged once.
+    // A pair in both rows' lists is judged once.
+    let fetched = edges.len();
     edges.sort_unstable();
     edges.dedup();
+    pgrx::debug1!(
+        "candidate pairs of {}: {fetched} matches, {} pairs, {} rows",
+        cfg.tname,
+        edges.len(),
+        keys.len()
+    );
     (keys, edges)
 }
 

@@ -37,6 +37,13 @@ CREATE TABLE news (id bigint PRIMARY KEY, published timestamptz, body text);
 SELECT dedup.enable('news', 'body', published_at => 'published');
 SELECT format('INSERT INTO news VALUES (%s, %L, %L)', id, published, body) FROM stream ORDER BY id \gexec
 SELECT count(duplicate_of) AS single_marked FROM news;
+-- 60 copies of one text: each row is paired with its 50 best matches, not all 59.
+CREATE TABLE copies (id bigint PRIMARY KEY, body text);
+SELECT dedup.enable('copies', 'body');
+INSERT INTO copies SELECT i, story(424242) FROM generate_series(1, 60) AS i;
+SELECT dedup.recompute('copies') AS recomputed;
+SELECT count(*) AS single_copy_pairs, md5(string_agg(a || '/' || b || '/' || verdict, ',' ORDER BY a, b)) AS single_copy_pairs_md5
+FROM dedup.pairs('copies') \gset
 SELECT marks AS single_marks, pairs AS single_pairs, groups AS single_groups, stats AS single_stats FROM digests('news') \gset
 UPDATE news SET body = story(2) WHERE id = 3;
 DELETE FROM news WHERE id = 4;
@@ -133,6 +140,22 @@ TRUNCATE news;
 SELECT s.n_docs, s.total_len, (SELECT count(*) FROM dedup.term_stats t WHERE t.collection_id = c.id) AS terms
 FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'news';
 SELECT dedup.recompute('news') AS recomputed_after_truncate;
+-- 60 copies of one text: the coordinator keeps each row's 50 best matches of the
+-- workers' as one node does (of the 1,770 matching pairs), so the same pairs.
+CREATE TABLE copies (id bigint PRIMARY KEY, body text);
+SELECT create_distributed_table('copies', 'id');
+SELECT dedup.enable('copies', 'body');
+\set ECHO none
+\set QUIET on
+SELECT format('INSERT INTO copies VALUES (%s, %L)', i, story(424242)) FROM generate_series(1, 60) AS i \gexec
+\set QUIET off
+\set ECHO all
+-- (A worker signs with the statistics its session has cached, which may lag by
+-- the cache's tolerance; a recompute signs every copy alike, as on one node.)
+SELECT dedup.recompute('copies') AS recomputed;
+SELECT count(*) AS copy_pairs, count(*) = :single_copy_pairs AS same_count,
+       md5(string_agg(a || '/' || b || '/' || verdict, ',' ORDER BY a, b)) = :'single_copy_pairs_md5' AS same_copy_pairs
+FROM dedup.pairs('copies');
 -- A statement (or transaction) that writes rows on both workers is refused, cleanly:
 -- each worker would write the statistics to every node while Citus prepares the
 -- transaction on it. On one worker it works.
