@@ -38,7 +38,19 @@ SELECT pg_catalog.pg_extension_config_dump('dedup.rejected', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.rejected_id_seq', '');
 
 -- The row trigger dedup._trigger() is written in Rust (src/pg/trigger.rs): BEFORE
--- INSERT, and BEFORE UPDATE OF the text columns.
+-- INSERT, and BEFORE UPDATE OF the text columns. Its C entry points, and the other
+-- trigger functions', refuse a direct call (0A000) and a trigger fired otherwise
+-- than enable installs it (39P01).
+CREATE FUNCTION dedup._trigger() RETURNS trigger
+    LANGUAGE c AS 'MODULE_PATHNAME', '_trigger_wrapper';
+CREATE FUNCTION dedup._statement_start() RETURNS trigger
+    LANGUAGE c AS 'MODULE_PATHNAME', '_statement_start_wrapper';
+CREATE FUNCTION dedup._row_stored() RETURNS trigger
+    LANGUAGE c AS 'MODULE_PATHNAME', '_row_stored_wrapper';
+CREATE FUNCTION dedup._statement_end() RETURNS trigger
+    LANGUAGE c AS 'MODULE_PATHNAME', '_statement_end_wrapper';
+CREATE FUNCTION dedup._config_changed() RETURNS trigger
+    LANGUAGE c AS 'MODULE_PATHNAME', '_config_changed_wrapper';
 
 -- Any change to the tables the trigger's configuration comes from (enabled
 -- tables, collections, source authorities, models) empties every backend's cache of it
@@ -958,38 +970,38 @@ CREATE EVENT TRIGGER dedup_key_type_changed ON ddl_command_end
 
 CREATE FUNCTION dedup.is_duplicate(tbl regclass, body text, title text DEFAULT NULL,
                                    published_at timestamptz DEFAULT NULL, source text DEFAULT NULL)
-    RETURNS boolean STABLE PARALLEL RESTRICTED LANGUAGE sql
+    RETURNS boolean STABLE LANGUAGE sql
     AS $$ SELECT dedup._is_duplicate(tbl::oid, body, title, published_at, source) $$;
 COMMENT ON FUNCTION dedup.is_duplicate(regclass, text, text, timestamptz, text) IS
     'The trigger''s decision for a text, without inserting it: true when it duplicates a row of tbl';
 
 CREATE FUNCTION dedup.find_original(tbl regclass, doc dedup.document)
-    RETURNS TABLE(key text, verdict dedup.verdict, score float8) STABLE STRICT PARALLEL RESTRICTED LANGUAGE sql
+    RETURNS TABLE(key text, verdict dedup.verdict, score float8) STABLE STRICT LANGUAGE sql
     AS $$ SELECT * FROM dedup._find_original(tbl::oid, doc) $$;
 COMMENT ON FUNCTION dedup.find_original(regclass, dedup.document) IS
     'The originals (first of each chain) that doc duplicates in tbl, best first';
 
 CREATE FUNCTION dedup.pairs(tbl regclass, model text DEFAULT NULL)
-    RETURNS TABLE(a text, b text, verdict dedup.verdict, score float8) STABLE PARALLEL RESTRICTED LANGUAGE sql
+    RETURNS TABLE(a text, b text, verdict dedup.verdict, score float8) STABLE LANGUAGE sql
     AS $$ SELECT * FROM dedup._pairs(tbl::oid, model) $$;
 COMMENT ON FUNCTION dedup.pairs(regclass, text) IS
     'The duplicate pairs of tbl (a < b by key): each row with its 50 best candidates found through the signature index';
 
 CREATE FUNCTION dedup.groups(tbl regclass, model text DEFAULT NULL)
-    RETURNS TABLE(key text, group_id bigint, is_original boolean) STABLE PARALLEL RESTRICTED LANGUAGE sql
+    RETURNS TABLE(key text, group_id bigint, is_original boolean) STABLE LANGUAGE sql
     AS $$ SELECT * FROM dedup._groups(tbl::oid, model) $$;
 COMMENT ON FUNCTION dedup.groups(regclass, text) IS
     'Connected groups of duplicates; the original is the earliest document, then the most authoritative';
 
 CREATE FUNCTION dedup.matrix_quality(tbl regclass, model text DEFAULT NULL)
-    RETURNS TABLE(pairs bigint, symmetry float8, transitivity float8) STABLE PARALLEL RESTRICTED LANGUAGE sql
+    RETURNS TABLE(pairs bigint, symmetry float8, transitivity float8) STABLE LANGUAGE sql
     AS $$ SELECT * FROM dedup._matrix_quality(tbl::oid, model) $$;
 COMMENT ON FUNCTION dedup.matrix_quality(regclass, text) IS
     'Lande et al.''s symmetry S and transitivity T of the duplicate relation of tbl';
 
 -- Per collection: documents, duplicates, rejected rows, last recompute, staleness.
 CREATE FUNCTION dedup._duplicates(collection_id int) RETURNS bigint
-STABLE STRICT PARALLEL SAFE LANGUAGE plpgsql AS $$
+STABLE STRICT LANGUAGE plpgsql AS $$
 DECLARE
     t regclass;
     n bigint := 0;

@@ -78,7 +78,7 @@ CREATE  FUNCTION "collection_limits"(
 	"min_shared_keys" INT,  /* i32 */
 	"similarity_threshold" double precision  /* f64 */
 )
-STRICT STABLE PARALLEL SAFE
+STRICT STABLE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'collection_limits_wrapper';
 
@@ -98,7 +98,7 @@ CREATE  FUNCTION "_originals"(
 	"original" TEXT,  /* Option < String > */
 	"verdict" dedup.verdict  /* verdict */
 )
-STABLE PARALLEL RESTRICTED
+STABLE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_originals_wrapper';
 
@@ -188,13 +188,13 @@ WHERE dedup._may_read_collection(c.name);
 CREATE  FUNCTION "_marked_rows"(
 	"tbl" oid /* pg_sys :: Oid */
 ) RETURNS bigint /* i64 */
-STRICT STABLE PARALLEL SAFE
+STRICT STABLE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_marked_rows_wrapper';
 
 -- dedup.status counts each table's marked rows as the table's owner.
 CREATE OR REPLACE FUNCTION dedup._duplicates(collection_id int) RETURNS bigint
-STABLE STRICT PARALLEL SAFE LANGUAGE plpgsql AS $$
+STABLE STRICT LANGUAGE plpgsql AS $$
 DECLARE
     t regclass;
     n bigint := 0;
@@ -212,22 +212,24 @@ STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_leaves_searched_wrapper';
 
--- Table lookups run only in the leader: in a parallel worker they failed with
--- "cannot assign XIDs during a parallel operation".
-ALTER FUNCTION dedup._candidates(oid, dedup.signature, integer) PARALLEL RESTRICTED;
-ALTER FUNCTION dedup.candidates(regclass, dedup.signature, integer) PARALLEL RESTRICTED;
-ALTER FUNCTION dedup._is_duplicate(oid, text, text, timestamptz, text) PARALLEL RESTRICTED;
-ALTER FUNCTION dedup.is_duplicate(regclass, text, text, timestamptz, text) PARALLEL RESTRICTED;
-ALTER FUNCTION dedup._find_original(oid, dedup.document) PARALLEL RESTRICTED;
-ALTER FUNCTION dedup.find_original(regclass, dedup.document) PARALLEL RESTRICTED;
-ALTER FUNCTION dedup._pairs(oid, text) PARALLEL RESTRICTED;
-ALTER FUNCTION dedup.pairs(regclass, text) PARALLEL RESTRICTED;
+-- Table lookups are PARALLEL UNSAFE: in a parallel worker they failed with
+-- "cannot assign XIDs during a parallel operation", and in the leader of a command
+-- that writes (CREATE TABLE AS) under a parallel plan with "cannot start commands
+-- during a parallel operation".
+ALTER FUNCTION dedup._candidates(oid, dedup.signature, integer) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.candidates(regclass, dedup.signature, integer) PARALLEL UNSAFE;
+ALTER FUNCTION dedup._is_duplicate(oid, text, text, timestamptz, text) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.is_duplicate(regclass, text, text, timestamptz, text) PARALLEL UNSAFE;
+ALTER FUNCTION dedup._find_original(oid, dedup.document) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.find_original(regclass, dedup.document) PARALLEL UNSAFE;
+ALTER FUNCTION dedup._pairs(oid, text) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.pairs(regclass, text) PARALLEL UNSAFE;
 COMMENT ON FUNCTION dedup.pairs(regclass, text) IS
     'The duplicate pairs of tbl (a < b by key): each row with its 50 best candidates found through the signature index';
-ALTER FUNCTION dedup._groups(oid, text) PARALLEL RESTRICTED;
-ALTER FUNCTION dedup.groups(regclass, text) PARALLEL RESTRICTED;
-ALTER FUNCTION dedup._matrix_quality(oid, text) PARALLEL RESTRICTED;
-ALTER FUNCTION dedup.matrix_quality(regclass, text) PARALLEL RESTRICTED;
+ALTER FUNCTION dedup._groups(oid, text) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.groups(regclass, text) PARALLEL UNSAFE;
+ALTER FUNCTION dedup._matrix_quality(oid, text) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.matrix_quality(regclass, text) PARALLEL UNSAFE;
 
 CREATE FUNCTION "_statement_end"()
 	RETURNS TRIGGER
@@ -1302,3 +1304,19 @@ COMMENT ON FUNCTION dedup.train(text, text, text, jsonb) IS
     'Trains and stores a named SVM from labelled pairs (a, b, a_dup_b, b_dup_a); returns its cross-validated metrics';
 COMMENT ON FUNCTION dedup.weights(dedup.document, text, text) IS
     'Each body term''s weight under a collection''s statistics (bm25 or tf-ridf)';
+
+-- Functions that read the extension's tables through SPI are PARALLEL UNSAFE: in a
+-- command that writes (CREATE TABLE AS, a materialized view) under a parallel plan
+-- their reads would start a command, which PostgreSQL refuses in parallel mode.
+ALTER FUNCTION dedup._evaluate(text, text) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.evaluate(text, text) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.classify_pair(text, dedup.document, dedup.document) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.compare(dedup.document, dedup.document, text) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.explain_pair(text, dedup.document, dedup.document) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.export_model(text) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.filter_quality(text) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.pair_score(text, dedup.document, dedup.document) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.signature(dedup.document, text) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.staleness(text) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.top_terms(dedup.document, text, integer) PARALLEL UNSAFE;
+ALTER FUNCTION dedup.weights(dedup.document, text, text) PARALLEL UNSAFE;

@@ -41,7 +41,7 @@ CREATE OPERATOR CLASS dedup.signature_ops DEFAULT FOR TYPE dedup.signature USING
 
 CREATE FUNCTION dedup.candidates(tbl regclass, sig dedup.signature, max int DEFAULT 100)
     RETURNS TABLE(ctid tid, key text, shared_keys int, similarity float8)
-    STABLE STRICT PARALLEL RESTRICTED LANGUAGE sql
+    STABLE STRICT LANGUAGE sql
     AS $$ SELECT * FROM dedup._candidates(tbl::oid, sig, max) $$;
 COMMENT ON FUNCTION dedup.candidates(regclass, dedup.signature, int) IS
     'Rows of tbl whose signature is a candidate for sig, found through the GIN index, best first';

@@ -458,7 +458,7 @@ fn bfs_rank(n: usize, edges: &[(u32, u32)]) -> Vec<u32> {
 /// The duplicate pairs of an enabled table, each row with its best candidates
 /// (see [`candidate_edges`]). Public as `dedup.pairs` (sql/ingest.sql).
 /// Can be cancelled while it finds and judges the pairs (see `judged_pairs`).
-#[pg_extern(stable, parallel_restricted)]
+#[pg_extern(stable)]
 pub fn _pairs(
     tbl: Option<pg_sys::Oid>,
     model: Option<&str>,
@@ -520,7 +520,7 @@ fn duplicate_graph(rows: Vec<PairRow>, info: &HashMap<String, Info>) -> (Vec<Mem
 /// Connected groups of duplicates; the original is the earliest document, then the
 /// most authoritative. Public as `dedup.groups`. Can be cancelled while it finds
 /// and judges the pairs (see `judged_pairs`); the grouping after is near-linear.
-#[pg_extern(stable, parallel_restricted)]
+#[pg_extern(stable)]
 pub fn _groups(
     tbl: Option<pg_sys::Oid>,
     model: Option<&str>,
@@ -549,7 +549,7 @@ pub fn _groups(
 /// trigger would have recorded (see [`decide::originals`]): what `dedup.enable`
 /// marks when it backfills a table (the other rows are `distinct`). Can be
 /// cancelled while it finds and judges the pairs.
-#[pg_extern(stable, parallel_restricted)]
+#[pg_extern(stable)]
 pub fn _originals(
     tbl: Option<pg_sys::Oid>,
     model: Option<&str>,
@@ -586,7 +586,7 @@ pub fn _originals(
 /// Public as `dedup.matrix_quality`. Can be cancelled while it finds and judges
 /// the pairs (see `judged_pairs`) and while it counts paths (cubic in the size of
 /// a dense group: `metrics::matrix_quality_checked`, about every millisecond).
-#[pg_extern(stable, parallel_restricted)]
+#[pg_extern(stable)]
 pub fn _matrix_quality(
     tbl: Option<pg_sys::Oid>,
     model: Option<&str>,
@@ -624,7 +624,7 @@ pub fn _matrix_quality(
 /// as the table's owner (planning a query on the table runs what its owner put
 /// there, see `privilege::as_table_owner`), for a caller that may read the whole
 /// table or has the configuration rights; others get 42501.
-#[pg_extern(stable, strict, parallel_safe)]
+#[pg_extern(stable, strict)]
 fn _marked_rows(tbl: pg_sys::Oid) -> i64 {
     let role = privilege::caller();
     if !privilege::may_read(tbl, role) && !privilege::reads_configuration(role) {

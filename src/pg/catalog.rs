@@ -144,7 +144,7 @@ fn set_collection_options(collection: &str, options: JsonArg) -> JsonB {
 
 /// What a collection enforces (see [`crate::limits`]), defaults filled in; for
 /// `dedup.enable`'s backfill and for users.
-#[pg_extern(stable, strict, parallel_safe)]
+#[pg_extern(stable, strict)]
 fn collection_limits(
     collection: &str,
 ) -> TableIterator<

@@ -188,7 +188,6 @@ unsafe extern "C-unwind" fn on_relcache(_arg: pg_sys::Datum, relid: pg_sys::Oid)
 /// Statement trigger on the configuration tables: queues a relcache invalidation
 /// of the changed table, which empties every backend's configuration caches (this
 /// one at its next command, the others at commit).
-#[pg_trigger]
 fn _config_changed<'a>(
     trigger: &'a pgrx::PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByPostgres>>, std::convert::Infallible> {
@@ -211,3 +210,11 @@ fn _config_changed<'a>(
     }
     Ok(None)
 }
+
+crate::pg::trigger::trigger_entry!(
+    _config_changed_wrapper,
+    pg_finfo__config_changed_wrapper,
+    "_config_changed",
+    crate::pg::trigger::Fired::StatementAfter,
+    _config_changed
+);

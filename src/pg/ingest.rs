@@ -1149,7 +1149,7 @@ pub fn forget(cfg: &TableConfig, doc: &DocumentDatum, row_trigger: bool) {
 
 /// Whether the text would be a duplicate in `tbl`: the trigger's decision, without
 /// inserting anything or touching statistics. Uses the table's model.
-#[pg_extern(stable, parallel_restricted)]
+#[pg_extern(stable)]
 pub fn _is_duplicate(
     tbl: Option<pg_sys::Oid>,
     body: Option<&str>,
@@ -1173,7 +1173,7 @@ pub fn _is_duplicate(
 }
 
 /// The rows a document duplicates, as their originals (the first of a chain), best first.
-#[pg_extern(stable, strict, parallel_restricted)]
+#[pg_extern(stable, strict)]
 pub fn _find_original(
     tbl: pg_sys::Oid,
     doc: DocumentDatum,

@@ -143,7 +143,7 @@ fn feature_names() -> Vec<String> {
 }
 
 /// ρ(a,b): the pair's feature vector, in the order of `feature_names()`.
-#[pg_extern(stable, strict, parallel_safe)]
+#[pg_extern(stable, strict)]
 fn compare(a: DocRef, b: DocRef, collection: &str) -> Vec<f64> {
     privilege::reading_collection(collection, "dedup.compare", || {
         let coll = collections::load(collection);
@@ -398,7 +398,7 @@ fn pair_judge(name: &str, what: &str) -> (Option<Rc<Loaded>>, Collection) {
 }
 
 /// The verdict for a pair from both directions: D(ρ(a,b)) and D(ρ(b,a)).
-#[pg_extern(stable, strict, parallel_safe)]
+#[pg_extern(stable, strict)]
 fn classify_pair(model: &str, a: DocRef, b: DocRef) -> verdict {
     let (m, coll) = pair_judge(model, "dedup.classify_pair");
     let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &coll));
@@ -407,7 +407,7 @@ fn classify_pair(model: &str, a: DocRef, b: DocRef) -> verdict {
 }
 
 /// The decision value for "a duplicates b": positive means duplicate.
-#[pg_extern(stable, strict, parallel_safe)]
+#[pg_extern(stable, strict)]
 fn pair_score(model: &str, a: DocRef, b: DocRef) -> f64 {
     let (m, coll) = pair_judge(model, "dedup.pair_score");
     let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &coll));
@@ -417,7 +417,7 @@ fn pair_score(model: &str, a: DocRef, b: DocRef) -> f64 {
 /// Each feature's value and contribution to the decision, in both directions.
 /// Linear kernel: exact (w_i·z_i). rbf: occlusion, the change in the decision value
 /// when the feature is set to its training mean.
-#[pg_extern(stable, strict, parallel_safe)]
+#[pg_extern(stable, strict)]
 fn explain_pair(
     model: &str,
     a: DocRef,
@@ -708,7 +708,7 @@ fn store(
 ///
 /// Interrupts: checked while the pairs query runs and once per row read, once
 /// per pair weighed, and once per example classified.
-#[pg_extern(stable, strict, parallel_safe)]
+#[pg_extern(stable, strict)]
 pub fn _evaluate(
     model: &str,
     pairs: &str,
@@ -757,7 +757,7 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 }
 
 /// A model as jsonb, to move it to another database with `import_model`.
-#[pg_extern(stable, strict, parallel_safe)]
+#[pg_extern(stable, strict)]
 fn export_model(name: &str) -> JsonB {
     // The built-in model is anyone's to export; a stored one is configuration.
     let stored = privilege::as_owner(|| {

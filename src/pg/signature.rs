@@ -65,7 +65,7 @@ pub fn signature_of(doc: &Document, coll: &Collection, opts: &SignatureOptions) 
 
 /// The signature of a document in a collection. STABLE: it reads the collection's
 /// statistics and settings.
-#[pg_extern(stable, strict, parallel_safe, name = "signature")]
+#[pg_extern(stable, strict, name = "signature")]
 fn signature_fn(doc: DocumentDatum, collection: &str) -> SignatureDatum {
     crate::pg::privilege::reading_collection(collection, "dedup.signature", || {
         let coll = collections::load(collection);
@@ -314,7 +314,7 @@ pub fn signature_column(tbl: pg_sys::Oid) -> String {
 
 /// Rows of `tbl` whose signature is a candidate for `sig`, found through the GIN
 /// index on the table's signature column; best first, at most `max`.
-#[pg_extern(stable, strict, parallel_restricted)]
+#[pg_extern(stable, strict)]
 fn _candidates(
     tbl: pg_sys::Oid,
     sig: SignatureDatum,
@@ -407,7 +407,7 @@ fn _candidates(
 
 /// How far a collection's statistics moved since its last recompute: the documents
 /// added or removed since then, as a fraction of its documents now (0 = fresh).
-#[pg_extern(stable, strict, parallel_safe)]
+#[pg_extern(stable, strict)]
 fn staleness(collection: &str) -> f64 {
     crate::pg::privilege::reading_collection(collection, "dedup.staleness", || {
         staleness_of(collection)
@@ -442,7 +442,7 @@ fn staleness_of(collection: &str) -> f64 {
 /// query returning `(a dedup.document, b dedup.document, collection text, label boolean)`.
 /// Interrupts: checked by the executor while the query runs, then once per row
 /// decoded and once per pair whose signatures are built.
-#[pg_extern(stable, strict, parallel_safe)]
+#[pg_extern(stable, strict)]
 fn filter_quality(
     pairs: &str,
 ) -> TableIterator<

@@ -737,7 +737,7 @@ pub fn document_weights(
 
 /// The weight of each body term of `doc` against a collection's statistics.
 /// `scheme` overrides the collection's weighting ('bm25' or 'tf_ridf').
-#[pg_extern(stable, parallel_safe)]
+#[pg_extern(stable)]
 fn weights(
     doc: Option<DocumentDatum>,
     collection: Option<&str>,
@@ -774,7 +774,7 @@ pub fn top_terms_of(doc: &Document, w: &[f64], k: usize) -> Vec<(String, f64)> {
 }
 
 /// The k heaviest body terms of `doc` in a collection.
-#[pg_extern(stable, strict, parallel_safe)]
+#[pg_extern(stable, strict)]
 fn top_terms(
     doc: DocumentDatum,
     collection: &str,

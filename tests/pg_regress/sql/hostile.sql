@@ -113,3 +113,29 @@ DROP TABLE long_src;
 SELECT dedup._recompute_truncated(NULL, 0) IS NULL AS null_gives_null;
 SELECT err($$SELECT dedup._recompute_truncated('no_such_collection', 0)$$);
 SELECT has_function_privilege('public', 'dedup._recompute_truncated(text, oid)', 'EXECUTE') AS public_may_call;
+
+-- The trigger functions refuse a direct call (0A000) and a trigger fired otherwise
+-- than enable installs it (39P01): attached as a BEFORE row trigger, a statement
+-- function returned NULL and so dropped every row, silently.
+\set VERBOSITY terse
+SELECT dedup._trigger();
+SELECT dedup._row_stored();
+SELECT dedup._statement_start();
+SELECT dedup._statement_end();
+SELECT dedup._config_changed();
+CREATE TABLE hostile_trig (id int);
+CREATE TRIGGER t BEFORE INSERT ON hostile_trig FOR EACH ROW EXECUTE FUNCTION dedup._row_stored();
+INSERT INTO hostile_trig VALUES (1);
+DROP TRIGGER t ON hostile_trig;
+CREATE TRIGGER t BEFORE INSERT ON hostile_trig FOR EACH ROW EXECUTE FUNCTION dedup._statement_start();
+INSERT INTO hostile_trig VALUES (1);
+DROP TRIGGER t ON hostile_trig;
+CREATE TRIGGER t BEFORE INSERT ON hostile_trig FOR EACH ROW EXECUTE FUNCTION dedup._statement_end();
+INSERT INTO hostile_trig VALUES (1);
+DROP TRIGGER t ON hostile_trig;
+CREATE TRIGGER t BEFORE INSERT ON hostile_trig FOR EACH ROW EXECUTE FUNCTION dedup._config_changed();
+INSERT INTO hostile_trig VALUES (1);
+DROP TRIGGER t ON hostile_trig;
+SELECT count(*) AS rows_kept FROM hostile_trig;
+DROP TABLE hostile_trig;
+\set VERBOSITY default

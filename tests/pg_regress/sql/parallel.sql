@@ -1,8 +1,9 @@
--- Reading functions inside parallel queries: PARALLEL SAFE ones run in a worker
--- (a fresh process, so every lookup of the extension's catalog happens there), and
--- PARALLEL RESTRICTED ones in the leader while a Gather runs. Either refuses to
--- assign the transaction an xid; a lookup that asked for one failed with "cannot
--- assign XIDs during a parallel operation" (and would on a hot standby).
+-- Reading functions with parallel query forced on. The ones that read the
+-- extension's tables are PARALLEL UNSAFE: run in a worker or in the leader while a
+-- Gather runs, a lookup that asked for an xid failed with "cannot assign XIDs
+-- during a parallel operation" (and would on a hot standby), and one in a command
+-- that writes (CREATE TABLE AS) with "cannot start commands during a parallel
+-- operation". The others (to_document, the signature operator) run in workers.
 CREATE TABLE par_docs (id int PRIMARY KEY, body text);
 SELECT dedup.enable('par_docs', 'body', collection => 'par');
 INSERT INTO par_docs VALUES
@@ -26,7 +27,7 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 
--- In a worker.
+-- With parallel query forced on.
 SELECT a_id, b_id,
        dedup.signature(a, 'par') IS NOT NULL AS signature,
        array_length(dedup.compare(a, b, 'par'), 1) AS features,
@@ -47,7 +48,7 @@ FROM (SELECT 1 FROM par_docs LIMIT 1) s,
      dedup.filter_quality('SELECT a, b, ''par'', a_dup_b FROM par_pairs') f;
 SELECT collection, documents FROM dedup.status WHERE collection = 'par';
 
--- In the leader, above a Gather.
+-- Lookups in the plan of a query that could run in workers: none is planned.
 EXPLAIN (COSTS OFF)
 SELECT count(*) FROM (SELECT * FROM par_docs LIMIT 10) s, dedup.find_original('par_docs', s.dedup_doc) o;
 SELECT s.id, o.key FROM (SELECT * FROM par_docs ORDER BY id LIMIT 10) s,
@@ -75,6 +76,30 @@ SELECT s.id, o.key FROM (SELECT * FROM par_docs ORDER BY id LIMIT 10) s,
 SELECT collection, documents FROM dedup.status WHERE collection = 'par';
 COMMIT;
 SELECT collection, documents FROM dedup.status WHERE collection = 'par';
+
+-- A command that writes under a parallel plan (CREATE TABLE AS, a materialized
+-- view): the reading functions are PARALLEL UNSAFE, so it runs without workers.
+-- (As PARALLEL SAFE or RESTRICTED, their lookups started a command in parallel
+-- mode: XX000 "cannot start commands during a parallel operation".)
+CREATE TEMP TABLE par_ctas AS
+SELECT a_id, b_id, dedup.classify_pair('par_model', a, b) AS verdict, dedup.pair_score('par_model', a, b) > 0 AS dup,
+       cardinality(dedup.compare(a, b, 'par')) AS features, dedup.signature(a, 'par') IS NOT NULL AS signed,
+       dedup.staleness('par') IS NOT NULL AS stale_known,
+       (SELECT count(*) FROM dedup.top_terms(a, 'par', 3)) AS top, (SELECT count(*) FROM dedup.weights(a, 'par')) > 0 AS weighed
+FROM par_pairs;
+SELECT verdict, dup, count(*) FROM par_ctas GROUP BY 1, 2 ORDER BY 1, 2;
+CREATE TEMP TABLE par_ctas2 AS
+SELECT id, dedup.is_duplicate('par_docs', body) AS dup, (SELECT count(*) FROM dedup.find_original('par_docs', dedup_doc)) AS originals,
+       (SELECT count(*) FROM dedup.candidates('par_docs', dedup_sig)) AS candidates
+FROM par_docs;
+SELECT count(*) AS rows, count(*) FILTER (WHERE dup) AS duplicates FROM par_ctas2;
+CREATE TEMP TABLE par_ctas3 AS SELECT * FROM dedup.pairs('par_docs');
+CREATE TEMP TABLE par_ctas4 AS SELECT * FROM dedup.groups('par_docs');
+SELECT (SELECT count(*) FROM par_ctas3) AS pairs, (SELECT count(*) FROM par_ctas4) AS grouped;
+CREATE MATERIALIZED VIEW par_mv AS SELECT a_id, b_id, dedup.pair_score('par_model', a, b) > 0 AS dup FROM par_pairs;
+REFRESH MATERIALIZED VIEW par_mv;
+SELECT count(*) FILTER (WHERE dup) AS mv_duplicates FROM par_mv;
+DROP MATERIALIZED VIEW par_mv;
 
 RESET force_parallel_mode;
 RESET parallel_setup_cost;
