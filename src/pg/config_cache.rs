@@ -211,10 +211,10 @@ fn _config_changed<'a>(
     Ok(None)
 }
 
-crate::pg::trigger::trigger_entry!(
+crate::pg::trigger_entry::trigger_entry!(
     _config_changed_wrapper,
     pg_finfo__config_changed_wrapper,
     "_config_changed",
-    crate::pg::trigger::Fired::StatementAfter,
+    crate::pg::trigger_entry::Fired::StatementAfter,
     _config_changed
 );

@@ -1,0 +1,136 @@
+//! The C entry points of pg_dedup's trigger functions written in Rust (declared
+//! in `sql/ingest.sql`): they refuse a direct call and a trigger fired otherwise
+//! than `dedup.enable` installs it, then run the function's body. pgrx's
+//! `#[pg_trigger]` panics on a direct call (XX000).
+
+use crate::error::DedupError;
+use crate::pg::raise;
+use pgrx::prelude::*;
+
+/// How a trigger function of pg_dedup must be fired: the row or statement level,
+/// before or after, and for which operations.
+#[derive(Clone, Copy)]
+pub(crate) enum Fired {
+    /// A row trigger BEFORE INSERT OR UPDATE (`_trigger`).
+    RowBeforeWrite,
+    /// A row trigger AFTER INSERT OR UPDATE (`_row_stored`).
+    RowAfterWrite,
+    /// A statement trigger BEFORE INSERT OR UPDATE (`_statement_start`).
+    StatementBeforeWrite,
+    /// A statement trigger AFTER INSERT OR UPDATE (`_statement_end`).
+    StatementAfterWrite,
+    /// A statement trigger AFTER any operation (`_config_changed`).
+    StatementAfter,
+}
+
+impl Fired {
+    fn describe(self) -> &'static str {
+        match self {
+            Fired::RowBeforeWrite => "a row trigger BEFORE INSERT OR UPDATE",
+            Fired::RowAfterWrite => "a row trigger AFTER INSERT OR UPDATE",
+            Fired::StatementBeforeWrite => "a statement trigger BEFORE INSERT OR UPDATE",
+            Fired::StatementAfterWrite => "a statement trigger AFTER INSERT OR UPDATE",
+            Fired::StatementAfter => "a statement trigger AFTER the change",
+        }
+    }
+
+    fn matches(self, t: &pgrx::PgTrigger<'_>) -> bool {
+        use pgrx::{PgTriggerLevel as L, PgTriggerOperation as O, PgTriggerWhen as W};
+        let write = matches!(t.op(), Ok(O::Insert | O::Update));
+        let (row, before) = (
+            matches!(t.level(), L::Row),
+            matches!(t.when(), Ok(W::Before)),
+        );
+        let after = matches!(t.when(), Ok(W::After));
+        match self {
+            Fired::RowBeforeWrite => row && before && write,
+            Fired::RowAfterWrite => row && after && write,
+            Fired::StatementBeforeWrite => !row && before && write,
+            Fired::StatementAfterWrite => !row && after && write,
+            Fired::StatementAfter => !row && after,
+        }
+    }
+}
+
+/// The body of a C entry point of a trigger function: refuses a direct call
+/// (0A000, as PL/pgSQL does) and a trigger fired otherwise than `dedup.enable`
+/// installs it (39P01: a statement function as a BEFORE row trigger would drop
+/// every row), then runs `body`.
+///
+/// # Safety
+/// `fcinfo` is the call PostgreSQL made.
+pub(crate) unsafe fn enter_trigger(
+    fcinfo: pg_sys::FunctionCallInfo,
+    name: &str,
+    fired: Fired,
+    body: impl for<'t> FnOnce(&'t pgrx::PgTrigger<'t>) -> Option<PgHeapTuple<'t, AllocatedByPostgres>>,
+) -> pg_sys::Datum {
+    // SAFETY: PostgreSQL passes a valid fcinfo; its context is a node or null.
+    let as_trigger = unsafe {
+        let ctx = (*fcinfo).context;
+        !ctx.is_null() && (*ctx).type_ == pg_sys::NodeTag::T_TriggerData
+    };
+    if !as_trigger {
+        raise(DedupError::FeatureNotSupported {
+            msg: format!(
+                "dedup.{name}() is a trigger function: it can only be called as a trigger"
+            ),
+            hint: Some("dedup.enable installs it on the tables it enables".into()),
+        });
+    }
+    // SAFETY: checked above that PostgreSQL called it as a trigger.
+    let trigger = match unsafe { pgrx::PgTrigger::from_fcinfo(&*fcinfo) } {
+        Ok(t) => t,
+        Err(_) => raise(DedupError::FeatureNotSupported {
+            msg: format!(
+                "dedup.{name}() is a trigger function: it can only be called as a trigger"
+            ),
+            hint: None,
+        }),
+    };
+    if !fired.matches(&trigger) {
+        raise(DedupError::TriggerProtocol {
+            msg: format!("dedup.{name}() must be fired as {}", fired.describe()),
+            hint: Some("dedup.enable installs it; do not create triggers on it by hand".into()),
+        });
+    }
+    // Bound to a name so the returned tuple is dropped before `trigger`, which it
+    // borrows.
+    #[allow(clippy::let_and_return)]
+    let datum = match body(&trigger) {
+        None => pg_sys::Datum::from(0usize),
+        Some(tuple) => tuple
+            .into_trigger_datum()
+            .unwrap_or(pg_sys::Datum::from(0usize)),
+    };
+    datum
+}
+
+/// The C entry point `$sym` (with its `pg_finfo_` record) of the trigger function
+/// `dedup.$name()`, declared in `sql/ingest.sql`, whose body is `$body`.
+macro_rules! trigger_entry {
+    ($sym:ident, $finfo:ident, $name:literal, $fired:expr, $body:path) => {
+        #[no_mangle]
+        #[doc(hidden)]
+        pub extern "C" fn $finfo() -> &'static pg_sys::Pg_finfo_record {
+            const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+            &V1
+        }
+
+        #[no_mangle]
+        #[doc(hidden)]
+        #[pg_guard]
+        pub unsafe extern "C-unwind" fn $sym(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+            // SAFETY: PostgreSQL's call.
+            unsafe {
+                $crate::pg::trigger_entry::enter_trigger(fcinfo, $name, $fired, |t| {
+                    match $body(t) {
+                        Ok(r) => r,
+                        Err(e) => match e {},
+                    }
+                })
+            }
+        }
+    };
+}
+pub(crate) use trigger_entry;
