@@ -49,9 +49,13 @@ COMMENT ON FUNCTION dedup._key_columns(regclass) IS
 -- makes its other tables' writers run work on behalf of the new one.
 CREATE FUNCTION dedup._require_owner(tbl regclass) RETURNS void
 STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+DECLARE
+    owner oid := (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = tbl);
 BEGIN
-    IF NOT pg_catalog.pg_has_role(current_user,
-            (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = tbl), 'USAGE') THEN
+    IF owner IS NULL THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', tbl::oid USING ERRCODE = 'undefined_table';
+    END IF;
+    IF NOT pg_catalog.pg_has_role(current_user, owner, 'USAGE') THEN
         RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
     END IF;
 END $$;

@@ -10,7 +10,7 @@ COMMENT ON FUNCTION dedup.classify_pair(text, dedup.document, dedup.document) IS
 COMMENT ON FUNCTION dedup.compare(dedup.document, dedup.document, text) IS
     'The pair vector ρ(a, b) under a collection''s weights, in dedup.feature_names() order; NaN where a feature does not apply';
 COMMENT ON FUNCTION dedup.create_collection(text, text, text, double precision, double precision, jsonb) IS
-    'Creates a collection: language, weighting (bm25 or tf-ridf), BM25 k1 and b, options (signature scheme and what it enforces)';
+    'Creates a collection: language, weighting (bm25 or tf_ridf), BM25 k1 and b, options (signature scheme and what it enforces)';
 COMMENT ON FUNCTION dedup.drop_collection(text) IS
     'Drops a collection and its statistics; refused while an enabled table or a stored model uses it';
 COMMENT ON FUNCTION dedup.explain_pair(text, dedup.document, dedup.document) IS
@@ -54,4 +54,4 @@ COMMENT ON FUNCTION dedup.top_terms(dedup.document, text, integer) IS
 COMMENT ON FUNCTION dedup.train(text, text, text, jsonb) IS
     'Trains and stores a named SVM from labelled pairs (a, b, a_dup_b, b_dup_a); returns its cross-validated metrics';
 COMMENT ON FUNCTION dedup.weights(dedup.document, text, text) IS
-    'Each body term''s weight under a collection''s statistics (bm25 or tf-ridf)';
+    'Each body term''s weight under a collection''s statistics (bm25 or tf_ridf)';

@@ -434,7 +434,7 @@ DECLARE
     saved_bytes text;
 BEGIN
     IF tbl IS NULL OR body IS NULL THEN
-        RAISE EXCEPTION 'tbl and body must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        RAISE EXCEPTION 'tbl and body must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
     PERFORM dedup._require_owner(tbl);
     -- The table's own collection is named after it; one of that name that already
@@ -701,7 +701,7 @@ CREATE FUNCTION dedup.set_time_window(tbl regclass, time_window interval) RETURN
 VOLATILE PARALLEL UNSAFE LANGUAGE plpgsql AS $$
 BEGIN
     IF tbl IS NULL THEN
-        RAISE EXCEPTION 'tbl must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        RAISE EXCEPTION 'tbl must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
     PERFORM dedup._require_owner(tbl);
     -- As the extension's owner (src/pg/registration.rs).
@@ -910,6 +910,21 @@ BEGIN
        OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' THEN
         RETURN;
     END IF;
+    -- pg_dedup's columns stay while the table is enabled: without them its inserts
+    -- fail, and dedup.status, which counts each table's duplicate_of, fails for
+    -- every role that can read the collection.
+    FOR r IN SELECT DISTINCT e.tbl, m.col
+             FROM pg_catalog.pg_event_trigger_ddl_commands() c
+             JOIN dedup.enabled_tables e ON e.tbl::oid = c.objid
+             CROSS JOIN unnest(ARRAY['dedup_doc', 'dedup_sig', 'duplicate_of', 'dedup_verdict']) AS m(col)
+             WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+               AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                               WHERE a.attrelid = e.tbl AND a.attname = m.col AND a.attnum > 0 AND NOT a.attisdropped)
+    LOOP
+        RAISE EXCEPTION 'column % of table % belongs to pg_dedup while the table is enabled', r.col, r.tbl
+            USING ERRCODE = 'dependent_objects_still_exist',
+                  HINT = format('call dedup.disable(%L) first: it removes the columns', r.tbl::text);
+    END LOOP;
     FOR r IN SELECT DISTINCT e.tbl, e.key_type, k.attname AS key_name, k.atttypid AS key_typid,
                     k.atttypmod AS key_typmod, d.atttypid AS dup_typid, d.atttypmod AS dup_typmod
              FROM pg_catalog.pg_event_trigger_ddl_commands() c
@@ -964,7 +979,7 @@ BEGIN
     END LOOP;
 END $$;
 COMMENT ON FUNCTION dedup._key_type_changed() IS
-    'Event trigger: when an enabled table''s owner changes its key column''s type, duplicate_of follows (otherwise, and for a key of several columns, a WARNING); a composite key type follows the table''s owner';
+    'Event trigger: refuses to drop or rename pg_dedup''s columns of an enabled table; when its owner changes its key column''s type, duplicate_of follows (otherwise, and for a key of several columns, a WARNING); a composite key type follows the table''s owner';
 CREATE EVENT TRIGGER dedup_key_type_changed ON ddl_command_end
     WHEN TAG IN ('ALTER TABLE') EXECUTE FUNCTION dedup._key_type_changed();
 

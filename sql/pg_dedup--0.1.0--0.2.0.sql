@@ -38,9 +38,13 @@ COMMENT ON FUNCTION dedup._key_columns(regclass) IS
 
 CREATE FUNCTION dedup._require_owner(tbl regclass) RETURNS void
 STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+DECLARE
+    owner oid := (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = tbl);
 BEGIN
-    IF NOT pg_catalog.pg_has_role(current_user,
-            (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = tbl), 'USAGE') THEN
+    IF owner IS NULL THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', tbl::oid USING ERRCODE = 'undefined_table';
+    END IF;
+    IF NOT pg_catalog.pg_has_role(current_user, owner, 'USAGE') THEN
         RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
     END IF;
 END $$;
@@ -612,7 +616,7 @@ DECLARE
     saved_bytes text;
 BEGIN
     IF tbl IS NULL OR body IS NULL THEN
-        RAISE EXCEPTION 'tbl and body must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        RAISE EXCEPTION 'tbl and body must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
     PERFORM dedup._require_owner(tbl);
     -- The table's own collection is named after it; one of that name that already
@@ -879,7 +883,7 @@ CREATE FUNCTION dedup.set_time_window(tbl regclass, time_window interval) RETURN
 VOLATILE PARALLEL UNSAFE LANGUAGE plpgsql AS $$
 BEGIN
     IF tbl IS NULL THEN
-        RAISE EXCEPTION 'tbl must not be NULL' USING ERRCODE = 'invalid_parameter_value';
+        RAISE EXCEPTION 'tbl must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
     PERFORM dedup._require_owner(tbl);
     -- As the extension's owner (src/pg/registration.rs).
@@ -1098,6 +1102,21 @@ BEGIN
        OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' THEN
         RETURN;
     END IF;
+    -- pg_dedup's columns stay while the table is enabled: without them its inserts
+    -- fail, and dedup.status, which counts each table's duplicate_of, fails for
+    -- every role that can read the collection.
+    FOR r IN SELECT DISTINCT e.tbl, m.col
+             FROM pg_catalog.pg_event_trigger_ddl_commands() c
+             JOIN dedup.enabled_tables e ON e.tbl::oid = c.objid
+             CROSS JOIN unnest(ARRAY['dedup_doc', 'dedup_sig', 'duplicate_of', 'dedup_verdict']) AS m(col)
+             WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+               AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                               WHERE a.attrelid = e.tbl AND a.attname = m.col AND a.attnum > 0 AND NOT a.attisdropped)
+    LOOP
+        RAISE EXCEPTION 'column % of table % belongs to pg_dedup while the table is enabled', r.col, r.tbl
+            USING ERRCODE = 'dependent_objects_still_exist',
+                  HINT = format('call dedup.disable(%L) first: it removes the columns', r.tbl::text);
+    END LOOP;
     FOR r IN SELECT DISTINCT e.tbl, e.key_type, k.attname AS key_name, k.atttypid AS key_typid,
                     k.atttypmod AS key_typmod, d.atttypid AS dup_typid, d.atttypmod AS dup_typmod
              FROM pg_catalog.pg_event_trigger_ddl_commands() c
@@ -1152,7 +1171,7 @@ BEGIN
     END LOOP;
 END $$;
 COMMENT ON FUNCTION dedup._key_type_changed() IS
-    'Event trigger: when an enabled table''s owner changes its key column''s type, duplicate_of follows (otherwise, and for a key of several columns, a WARNING); a composite key type follows the table''s owner';
+    'Event trigger: refuses to drop or rename pg_dedup''s columns of an enabled table; when its owner changes its key column''s type, duplicate_of follows (otherwise, and for a key of several columns, a WARNING); a composite key type follows the table''s owner';
 CREATE EVENT TRIGGER dedup_key_type_changed ON ddl_command_end
     WHEN TAG IN ('ALTER TABLE') EXECUTE FUNCTION dedup._key_type_changed();
 -- Tables enabled under 0.1.0 get the triggers dedup.enable now installs.
@@ -1259,7 +1278,7 @@ COMMENT ON FUNCTION dedup.classify_pair(text, dedup.document, dedup.document) IS
 COMMENT ON FUNCTION dedup.compare(dedup.document, dedup.document, text) IS
     'The pair vector ρ(a, b) under a collection''s weights, in dedup.feature_names() order; NaN where a feature does not apply';
 COMMENT ON FUNCTION dedup.create_collection(text, text, text, double precision, double precision, jsonb) IS
-    'Creates a collection: language, weighting (bm25 or tf-ridf), BM25 k1 and b, options (signature scheme and what it enforces)';
+    'Creates a collection: language, weighting (bm25 or tf_ridf), BM25 k1 and b, options (signature scheme and what it enforces)';
 COMMENT ON FUNCTION dedup.drop_collection(text) IS
     'Drops a collection and its statistics; refused while an enabled table or a stored model uses it';
 COMMENT ON FUNCTION dedup.explain_pair(text, dedup.document, dedup.document) IS
@@ -1303,7 +1322,7 @@ COMMENT ON FUNCTION dedup.top_terms(dedup.document, text, integer) IS
 COMMENT ON FUNCTION dedup.train(text, text, text, jsonb) IS
     'Trains and stores a named SVM from labelled pairs (a, b, a_dup_b, b_dup_a); returns its cross-validated metrics';
 COMMENT ON FUNCTION dedup.weights(dedup.document, text, text) IS
-    'Each body term''s weight under a collection''s statistics (bm25 or tf-ridf)';
+    'Each body term''s weight under a collection''s statistics (bm25 or tf_ridf)';
 
 -- Functions that read the extension's tables through SPI are PARALLEL UNSAFE: in a
 -- command that writes (CREATE TABLE AS, a materialized view) under a parallel plan

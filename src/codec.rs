@@ -52,6 +52,24 @@ pub fn encode_model(m: &Model) -> Vec<u8> {
 }
 
 /// Parses stored model bytes; every failure is [`DedupError::InvalidBinary`].
+/// What went wrong decoding a model's payload, in the extension's words (bincode's
+/// own messages are capitalised, some span lines and name its internals).
+fn decode_failure(e: &bincode::Error) -> String {
+    let what = match e.as_ref() {
+        bincode::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            "is truncated"
+        }
+        bincode::ErrorKind::SizeLimit => "is truncated",
+        bincode::ErrorKind::InvalidUtf8Encoding(_) => "holds a string that is not utf-8",
+        bincode::ErrorKind::InvalidBoolEncoding(_) => "holds an invalid boolean",
+        bincode::ErrorKind::InvalidCharEncoding => "holds an invalid character",
+        bincode::ErrorKind::InvalidTagEncoding(_) => "holds an unknown variant",
+        bincode::ErrorKind::Custom(m) if m.contains("remaining") => "has trailing bytes",
+        _ => "is corrupt",
+    };
+    format!("stored svm model does not decode: its payload {what}")
+}
+
 pub fn decode_model(bytes: &[u8]) -> Result<Model> {
     if bytes.len() < HEADER_LEN {
         return Err(DedupError::invalid_binary(format!(
@@ -70,9 +88,7 @@ pub fn decode_model(bytes: &[u8]) -> Result<Model> {
         1 => bincode_v1()
             .with_limit(payload.len() as u64)
             .deserialize(payload)
-            .map_err(|e| {
-                DedupError::invalid_binary(format!("stored svm model does not decode: {e}"))
-            })?,
+            .map_err(|e| DedupError::invalid_binary(decode_failure(&e)))?,
         v if v > FORMAT_VERSION => {
             return Err(DedupError::invalid_binary(format!(
                 "stored svm model has format {v}, newer than this build reads ({FORMAT_VERSION})"
@@ -197,8 +213,14 @@ mod tests {
             for flip in [0x01u8, 0x80, 0xff] {
                 let mut b = bytes.clone();
                 b[i] ^= flip;
-                if let Ok(m) = decode_model(&b) {
-                    m.check_consistent().unwrap();
+                match decode_model(&b) {
+                    Ok(m) => m.check_consistent().unwrap(),
+                    // the extension's own words: lower case, one line
+                    Err(e) => {
+                        let msg = e.to_string();
+                        assert!(!msg.contains('\n'), "{msg}");
+                        assert!(!msg.chars().any(|c| c.is_uppercase()), "{msg}");
+                    }
                 }
             }
         }

@@ -638,6 +638,19 @@ fn _marked_rows(tbl: pg_sys::Oid) -> i64 {
     .ok()
     .flatten()
     .unwrap_or_default();
+    // A table without duplicate_of (dropped while an event trigger was disabled)
+    // counts none, rather than failing dedup.status for every role.
+    let has_marks = lookup::one_with_args::<bool>(
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = $1 \
+                        AND attname = 'duplicate_of' AND attnum > 0 AND NOT attisdropped)",
+        &[tbl.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(false);
+    if name.is_empty() || !has_marks {
+        return 0;
+    }
     let sql = format!("SELECT count(*) FROM {name} WHERE duplicate_of IS NOT NULL");
     privilege::as_table_owner(tbl, || lookup::one::<i64>(&sql))
         .ok()

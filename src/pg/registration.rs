@@ -128,6 +128,33 @@ fn require_column(tbl: pg_sys::Oid, col: &str) {
     }
 }
 
+/// The columns `dedup.enable` adds before it registers a table, of their types.
+fn require_prepared(tbl: pg_sys::Oid) {
+    let ok = as_owner(|| {
+        lookup::one_with_args::<bool>(
+            "SELECT pg_catalog.count(*) = 4 FROM pg_catalog.pg_attribute a \
+             WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped AND ( \
+               (a.attname = 'dedup_doc' AND a.atttypid = 'dedup.document'::pg_catalog.regtype) \
+               OR (a.attname = 'dedup_sig' AND a.atttypid = 'dedup.signature'::pg_catalog.regtype) \
+               OR (a.attname = 'dedup_verdict' AND a.atttypid = 'dedup.verdict'::pg_catalog.regtype) \
+               OR a.attname = 'duplicate_of')",
+            &[tbl.into()],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or(false)
+    });
+    if !ok {
+        raise(DedupError::InvalidParameter {
+            msg: format!(
+                "table {} lacks the columns dedup.enable adds",
+                table_name(tbl)
+            ),
+            hint: Some("call dedup.enable".into()),
+        });
+    }
+}
+
 /// What `enable` registers must be what it made, whoever calls: a table; its
 /// primary key's first column; no key type for a key of one column, else the
 /// composite `<table>_dedup_key` beside the table, of the key's columns, owned by
@@ -213,6 +240,22 @@ pub fn _register_table(
     {
         require_column(tbl, col);
     }
+    // What enable checks before it registers, for a caller who skips enable: the
+    // model is known, a time window has its time column, and the table has the
+    // columns enable adds (without them its inserts fail and dedup.status, which
+    // counts every table's marks, fails for everyone).
+    crate::pg::ingest::_validate_enable(model, Some(action));
+    if time_window.is_some() {
+        Spi::connect_mut(|c| {
+            c.update(
+                "SELECT dedup._validate_window($1::pg_catalog.name, $2)",
+                None,
+                &[published_at.into(), time_window.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        });
+    }
+    require_prepared(tbl);
     as_owner(|| {
         let exists = lookup::one_with_args::<i32>(
             "SELECT id FROM dedup.collections WHERE name = $1",

@@ -117,25 +117,23 @@ SELECT has_function_privilege('public', 'dedup._recompute_truncated(text, oid)',
 -- The trigger functions refuse a direct call (0A000) and a trigger fired otherwise
 -- than enable installs it (39P01): attached as a BEFORE row trigger, a statement
 -- function returned NULL and so dropped every row, silently.
-\set VERBOSITY terse
-SELECT dedup._trigger();
-SELECT dedup._row_stored();
-SELECT dedup._statement_start();
-SELECT dedup._statement_end();
-SELECT dedup._config_changed();
+SELECT err($$SELECT dedup._trigger()$$);
+SELECT err($$SELECT dedup._row_stored()$$);
+SELECT err($$SELECT dedup._statement_start()$$);
+SELECT err($$SELECT dedup._statement_end()$$);
+SELECT err($$SELECT dedup._config_changed()$$);
 CREATE TABLE hostile_trig (id int);
-CREATE TRIGGER t BEFORE INSERT ON hostile_trig FOR EACH ROW EXECUTE FUNCTION dedup._row_stored();
-INSERT INTO hostile_trig VALUES (1);
-DROP TRIGGER t ON hostile_trig;
-CREATE TRIGGER t BEFORE INSERT ON hostile_trig FOR EACH ROW EXECUTE FUNCTION dedup._statement_start();
-INSERT INTO hostile_trig VALUES (1);
-DROP TRIGGER t ON hostile_trig;
-CREATE TRIGGER t BEFORE INSERT ON hostile_trig FOR EACH ROW EXECUTE FUNCTION dedup._statement_end();
-INSERT INTO hostile_trig VALUES (1);
-DROP TRIGGER t ON hostile_trig;
-CREATE TRIGGER t BEFORE INSERT ON hostile_trig FOR EACH ROW EXECUTE FUNCTION dedup._config_changed();
-INSERT INTO hostile_trig VALUES (1);
-DROP TRIGGER t ON hostile_trig;
+CREATE TRIGGER t1 BEFORE INSERT ON hostile_trig FOR EACH ROW EXECUTE FUNCTION dedup._row_stored();
+SELECT err($$INSERT INTO hostile_trig VALUES (1)$$);
+DROP TRIGGER t1 ON hostile_trig;
+CREATE TRIGGER t2 BEFORE INSERT ON hostile_trig FOR EACH ROW EXECUTE FUNCTION dedup._statement_start();
+SELECT err($$INSERT INTO hostile_trig VALUES (1)$$);
+DROP TRIGGER t2 ON hostile_trig;
+CREATE TRIGGER t3 BEFORE INSERT ON hostile_trig FOR EACH ROW EXECUTE FUNCTION dedup._statement_end();
+SELECT err($$INSERT INTO hostile_trig VALUES (1)$$);
+DROP TRIGGER t3 ON hostile_trig;
+CREATE TRIGGER t4 BEFORE INSERT ON hostile_trig FOR EACH ROW EXECUTE FUNCTION dedup._config_changed();
+SELECT err($$INSERT INTO hostile_trig VALUES (1)$$);
+DROP TRIGGER t4 ON hostile_trig;
 SELECT count(*) AS rows_kept FROM hostile_trig;
 DROP TABLE hostile_trig;
-\set VERBOSITY default

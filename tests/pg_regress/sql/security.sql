@@ -432,6 +432,34 @@ CREATE TABLE sec_plain (a int) PARTITION BY LIST (a);
 CREATE TABLE sec_plain_1 PARTITION OF sec_plain FOR VALUES IN (1);
 SELECT count(*) AS partitions FROM pg_inherits WHERE inhparent = 'sec_plain'::regclass;
 DROP TABLE sec_plain;
+-- pg_dedup's columns cannot be dropped or renamed while the table is enabled, and
+-- a registration that skips enable is refused: either made dedup.status (which
+-- counts every table's duplicate_of) fail for everyone who reads the collection.
+SET ROLE regress_dedup_eve;
+CREATE TABLE regress_eve.cols (id int PRIMARY KEY, body text);
+SELECT dedup.enable('regress_eve.cols', 'body');
+SELECT err($$ALTER TABLE regress_eve.cols DROP COLUMN duplicate_of$$);
+SELECT err($$ALTER TABLE regress_eve.cols RENAME COLUMN dedup_sig TO x$$);
+SELECT err($$ALTER TABLE regress_eve.cols DROP COLUMN dedup_doc CASCADE$$);
+SELECT err($$ALTER TABLE regress_eve.cols ADD COLUMN extra int$$);
+CREATE TABLE regress_eve.reg (id int PRIMARY KEY, body text);
+SELECT err($$SELECT dedup._register_table('regress_eve.reg'::regclass::oid, 'regress_eve_reg', 'body', NULL, NULL, NULL,
+                                           'nosuchmodel', 'mark', NULL, 'id', NULL, NULL)$$);
+SELECT err($$SELECT dedup._register_table('regress_eve.reg'::regclass::oid, 'regress_eve_reg', 'body', NULL, NULL, NULL,
+                                           NULL, 'mark', NULL, 'id', NULL, '1 day')$$);
+SELECT err($$SELECT dedup._register_table('regress_eve.reg'::regclass::oid, 'regress_eve_reg', 'body', NULL, NULL, NULL,
+                                           NULL, 'mark', NULL, 'id', NULL, NULL)$$);
+SELECT dedup.disable('regress_eve.cols');
+DROP TABLE regress_eve.cols, regress_eve.reg;
+RESET ROLE;
+SELECT count(*) > 0 AS status_reads FROM dedup.status;
+-- A relation OID that does not exist: 42P01, as PostgreSQL says it; NULL: 22004.
+SELECT err($$SELECT dedup.enable(0::regclass, 'body')$$);
+SELECT err($$SELECT dedup.disable(0)$$);
+SELECT err($$SELECT dedup.set_time_window(0, '1 day')$$);
+SELECT err($$SELECT dedup.recompute(0::regclass, 'doc', 'c')$$);
+SELECT err($$SELECT dedup.enable(NULL, 'body')$$);
+SELECT err($$SELECT dedup.set_time_window(NULL, '1 day')$$);
 SELECT dedup.disable('sec_ev'), dedup.disable('sec_secret'), dedup.disable('regress_bob.t');
 DROP TABLE sec_ev, sec_secret;
 DROP SCHEMA regress_eve, regress_bob CASCADE;
