@@ -97,6 +97,32 @@ pub struct Judged {
     pub exact: bool,
 }
 
+/// Leaves out the candidates whose mark names `me` (the row being checked: an
+/// updated row's key, or an inserted one's), and the candidates whose mark names
+/// one of those, and so on: marks point at a group's first original, so that is
+/// one step, except where a mark names a deleted original whose key a new row now
+/// takes. Marking the new row as a copy of any of them would close a cycle of
+/// marks, a group with no original.
+pub fn without_copies_of(judged: &mut Vec<Judged>, me: &str) {
+    let mut gone: std::collections::HashSet<&str> = std::collections::HashSet::from([me]);
+    let mut keep = vec![true; judged.len()];
+    loop {
+        let mut grew = false;
+        for (j, k) in judged.iter().zip(keep.iter_mut()) {
+            if *k && j.duplicate_of.as_deref().is_some_and(|d| gone.contains(d)) {
+                *k = false;
+                gone.insert(j.key.as_str());
+                grew = true;
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let mut keep = keep.into_iter();
+    judged.retain(|_| keep.next().unwrap_or(true));
+}
+
 /// The outcome for a new document: the original it duplicates (the root, so a
 /// duplicate of a duplicate points at the first original), the pair's verdict
 /// as (new duplicates, candidate duplicates), and the score.
@@ -314,6 +340,32 @@ pub fn groups(members: &[Member], edges: &[(usize, usize)]) -> Vec<(usize, i64, 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn copies_of_the_checked_row_and_their_copies_are_left_out() {
+        let j = |k: &str, d: Option<&str>| super::Judged {
+            key: k.into(),
+            duplicate_of: d.map(Into::into),
+            score_new_dup: 1.0,
+            score_cand_dup: 1.0,
+            exact: true,
+        };
+        // 2 names the deleted original 1; 3 was marked a copy of 2 after the delete;
+        // 4 is another group's; 5 names 4.
+        let mut judged = vec![
+            j("2", Some("1")),
+            j("3", Some("2")),
+            j("4", None),
+            j("5", Some("4")),
+        ];
+        super::without_copies_of(&mut judged, "1");
+        let keys: Vec<&str> = judged.iter().map(|j| j.key.as_str()).collect();
+        assert_eq!(keys, ["4", "5"]);
+        // Nothing names the row: nothing goes.
+        let mut judged = vec![j("2", None), j("3", Some("2"))];
+        super::without_copies_of(&mut judged, "9");
+        assert_eq!(judged.len(), 2);
+    }
+
     #[test]
     fn originals_follow_the_stream_not_the_component() {
         let m = |k: &str, t: Option<i64>| Member {

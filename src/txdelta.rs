@@ -110,6 +110,13 @@ impl CollDelta {
 pub struct Statement {
     /// The table (its oid; for a partitioned table, the enabled one).
     pub tbl: u32,
+    /// Statements on the table open in this one's level: one, or more when a
+    /// statement on the same table starts before this one ends. A query with a
+    /// data-modifying CTE runs its statements' BEFORE triggers as each starts,
+    /// and their AFTER row and statement triggers together at the query's end,
+    /// so one statement's rows are stored inside another's: they are followed as
+    /// one statement, ended when the last of them ends.
+    pub depth: u32,
     /// Rows the BEFORE trigger handed back to the executor.
     pub returned: u64,
     /// Rows among them taken as given (a restore's documents), not counted.
@@ -123,6 +130,10 @@ pub struct Statement {
     /// The statement's level also holds changes that are not its own rows' (a
     /// nested statement, a subtransaction, a direct `add_document`).
     pub mixed: bool,
+    /// Those other changes, per collection, as well: a statement whose rows are
+    /// rebuilt keeps them as they are (a nested statement's were already repaired
+    /// at its own end).
+    pub other: HashMap<i32, CollDelta>,
     /// Rows of a partitioned table this statement updated, by their new key: where
     /// each was, and its old document (an identity of its bytes). PostgreSQL
     /// carries out an update that moves a row to another partition as a delete
@@ -158,6 +169,7 @@ impl Statement {
     pub fn new(tbl: u32) -> Statement {
         Statement {
             tbl,
+            depth: 1,
             ..Statement::default()
         }
     }
@@ -200,7 +212,7 @@ impl Statement {
     pub fn repair(&self) -> Repair {
         if self.stored() == self.returned {
             Repair::Keep
-        } else if self.mixed || self.taken_as_given > 0 {
+        } else if self.taken_as_given > 0 {
             Repair::Recompute
         } else {
             Repair::Rebuild
@@ -247,28 +259,62 @@ impl TxDelta {
         if self.levels.last().is_none_or(|l| l.sub != subxact) {
             self.levels.push(Level::new(subxact, None));
         }
+        // A row's change goes to its own statement's level, wherever that is among
+        // the open statements of this subtransaction: statements of one query
+        // interleave (an INSERT that reads a data-modifying CTE runs the CTE's
+        // rows between its own).
+        if let Some(i) = row_of.and_then(|t| self.statement_index(t)) {
+            f(self.levels[i].colls.entry(coll).or_default());
+            return;
+        }
         if let Some(l) = self.levels.last_mut() {
-            if let Some(s) = &mut l.stmt {
-                if row_of != Some(s.tbl) {
+            let delta = l.colls.entry(coll).or_default();
+            match &mut l.stmt {
+                Some(s) if row_of != Some(s.tbl) => {
                     s.mixed = true;
+                    let mut change = CollDelta::default();
+                    f(&mut change);
+                    s.other.entry(coll).or_default().merge(change.clone());
+                    delta.merge(change);
                 }
+                _ => f(delta),
             }
-            f(l.colls.entry(coll).or_default());
         }
     }
 
-    /// A statement on table `tbl` starts (in subtransaction `subxact`).
+    /// A statement on table `tbl` starts (in subtransaction `subxact`): a level of
+    /// its own, or the open statement's on the same table (see [`Statement::depth`]).
     pub fn open_statement(&mut self, subxact: u32, tbl: u32) {
+        if let Some(Level {
+            sub, stmt: Some(s), ..
+        }) = self.levels.last_mut()
+        {
+            if *sub == subxact && s.tbl == tbl {
+                s.depth += 1;
+                return;
+            }
+        }
         self.levels
             .push(Level::new(subxact, Some(Statement::new(tbl))));
     }
 
-    /// The innermost open statement, when it is one on `tbl`.
-    pub fn statement(&mut self, tbl: u32) -> Option<&mut Statement> {
+    /// The level of the innermost open statement on `tbl` among the levels of the
+    /// innermost subtransaction.
+    fn statement_index(&self, tbl: u32) -> Option<usize> {
+        let sub = self.levels.last()?.sub;
         self.levels
-            .last_mut()
-            .and_then(|l| l.stmt.as_mut())
-            .filter(|s| s.tbl == tbl)
+            .iter()
+            .enumerate()
+            .rev()
+            .take_while(|(_, l)| l.sub == sub)
+            .find(|(_, l)| l.stmt.as_ref().is_some_and(|s| s.tbl == tbl))
+            .map(|(i, _)| i)
+    }
+
+    /// The innermost open statement on `tbl` (in the innermost subtransaction).
+    pub fn statement(&mut self, tbl: u32) -> Option<&mut Statement> {
+        let i = self.statement_index(tbl)?;
+        self.levels[i].stmt.as_mut()
     }
 
     /// Ends the innermost open statement, when it is one on `tbl`: its level comes
@@ -278,9 +324,14 @@ impl TxDelta {
         &mut self,
         tbl: u32,
     ) -> Option<(u32, Statement, HashMap<i32, CollDelta>)> {
-        let l = self
-            .levels
-            .pop_if(|l| l.stmt.as_ref().is_some_and(|s| s.tbl == tbl))?;
+        let i = self.statement_index(tbl)?;
+        if let Some(s) = self.levels[i].stmt.as_mut() {
+            if s.depth > 1 {
+                s.depth -= 1;
+                return None;
+            }
+        }
+        let l = self.levels.remove(i);
         l.stmt.map(|s| (l.sub, s, l.colls))
     }
 
@@ -294,6 +345,9 @@ impl TxDelta {
             Some(l) if l.sub == sub => {
                 if let Some(s) = &mut l.stmt {
                     s.mixed = true;
+                    for (c, d) in &colls {
+                        s.other.entry(*c).or_default().merge(d.clone());
+                    }
                 }
                 for (c, d) in colls {
                     l.colls.entry(c).or_default().merge(d);
@@ -541,7 +595,106 @@ mod tests {
         assert_eq!(r.repair(), Repair::Recompute);
         r.taken_as_given = 0;
         r.mixed = true;
-        assert_eq!(r.repair(), Repair::Recompute);
+        assert_eq!(
+            r.repair(),
+            Repair::Rebuild,
+            "other changes inside it are kept aside, not a reason to recompute"
+        );
+    }
+
+    #[test]
+    fn statements_on_one_table_that_overlap_are_followed_as_one() {
+        // WITH ins AS (INSERT INTO t ...) UPDATE t ...: both statements start, then
+        // both end (their AFTER triggers fire together at the query's end).
+        let mut t = TxDelta::default();
+        t.open_statement(1, 10);
+        t.add(1, 1, Some(10), |d| doc(d, &[("u", 1)], 1));
+        if let Some(s) = t.statement(10) {
+            s.returned += 1;
+        }
+        t.open_statement(1, 10);
+        for _ in 0..2 {
+            t.add(1, 1, Some(10), |d| doc(d, &[("i", 1)], 1));
+            if let Some(s) = t.statement(10) {
+                s.returned += 1;
+            }
+        }
+        if let Some(s) = t.statement(10) {
+            s.updated.push((10, 1, 2));
+            s.inserted.push((10, 3));
+        }
+        assert!(
+            t.close_statement(10).is_none(),
+            "the first end ends neither"
+        );
+        let (_, st, colls) = t.close_statement(10).expect("the second ends both");
+        assert_eq!((st.returned, st.stored()), (3, 2));
+        assert_eq!(st.repair(), Repair::Rebuild);
+        assert!(st.other.is_empty() && !st.mixed);
+        assert_eq!(colls[&1].terms.get("i"), Some(&(2, 2)));
+        // Another table's statement inside is a level of its own.
+        let mut t = TxDelta::default();
+        t.open_statement(1, 10);
+        t.open_statement(1, 20);
+        assert!(t.close_statement(20).is_some());
+        assert!(t.close_statement(10).is_some());
+    }
+
+    #[test]
+    fn interleaved_statements_keep_their_own_rows() {
+        // WITH a AS (INSERT INTO t10 ... RETURNING) INSERT INTO t20 SELECT FROM a:
+        // t20's statement starts, t10's starts while t20 reads it, their rows
+        // alternate, and both end at the query's end, t20's first.
+        let mut t = TxDelta::default();
+        t.open_statement(1, 20);
+        t.open_statement(1, 10);
+        for _ in 0..2 {
+            t.add(1, 1, Some(10), |d| doc(d, &[("a", 1)], 1));
+            t.statement(10).unwrap().returned += 1;
+            t.add(1, 1, Some(20), |d| doc(d, &[("b", 1)], 1));
+            t.statement(20).unwrap().returned += 1;
+        }
+        t.statement(10).unwrap().inserted.push((10, 1));
+        t.statement(20).unwrap().inserted.extend([(20, 1), (20, 2)]);
+        let (sub, st20, colls20) = t.close_statement(20).expect("t20, below t10");
+        assert_eq!((st20.returned, st20.stored(), st20.mixed), (2, 2, false));
+        assert_eq!(colls20[&1].terms.get("b"), Some(&(2, 2)));
+        assert_eq!(colls20[&1].terms.get("a"), None);
+        t.merge_down(sub, colls20);
+        let (_, st10, _) = t.close_statement(10).expect("t10");
+        assert_eq!((st10.returned, st10.stored()), (2, 1));
+        assert_eq!(st10.repair(), Repair::Rebuild);
+        assert_eq!(
+            st10.other[&1].terms.get("b"),
+            Some(&(2, 2)),
+            "t20's rows stand"
+        );
+    }
+
+    #[test]
+    fn other_changes_inside_a_statement_are_kept_aside() {
+        let mut t = TxDelta::default();
+        t.open_statement(1, 10);
+        t.add(1, 1, Some(10), |d| doc(d, &[("a", 1)], 1));
+        // A nested statement on another table of the collection, and a direct add.
+        t.open_statement(1, 20);
+        t.add(1, 1, Some(20), |d| doc(d, &[("n", 1)], 1));
+        let (sub, st, colls) = t.close_statement(20).expect("nested");
+        t.merge_down(sub, colls);
+        t.add(1, 2, None, |d| doc(d, &[("x", 2)], 1));
+        let (_, st10, colls10) = t.close_statement(10).expect("open");
+        assert!(st.other.is_empty());
+        assert_eq!(st10.other.len(), 2);
+        assert_eq!(st10.other[&1].terms.get("n"), Some(&(1, 1)));
+        assert_eq!(
+            st10.other[&1].terms.get("a"),
+            None,
+            "its own row is not other"
+        );
+        assert_eq!(st10.other[&2].terms.get("x"), Some(&(1, 2)));
+        // The level holds both.
+        assert_eq!(colls10[&1].terms.get("a"), Some(&(1, 1)));
+        assert_eq!(colls10[&1].terms.get("n"), Some(&(1, 1)));
     }
 
     #[test]

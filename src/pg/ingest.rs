@@ -789,9 +789,12 @@ fn settled(judged: Vec<(Judged, Option<pg_sys::TransactionId>)>) -> Vec<Judged> 
 /// edited, or stored again unchanged, stays the original of its copies: it is not
 /// marked as a copy of its own copy (which would leave the group with no
 /// original), and it may still be marked as a copy of another group's row.
+/// Copies of those copies go too (see [`decide::without_copies_of`]): a row
+/// inserted under the key of a deleted original, which its copies still name,
+/// takes that original's place rather than close a cycle of marks.
 fn without_own_copies(judged: &mut Vec<Judged>, self_key: Option<&str>) {
     if let Some(me) = self_key {
-        judged.retain(|j| j.duplicate_of.as_deref() != Some(me));
+        decide::without_copies_of(judged, me);
     }
 }
 
@@ -842,7 +845,7 @@ impl Roots {
 /// Whether the table has a row with the key whose text form is `key` (through the
 /// primary key's index), read with a new snapshot when `new_snapshot` (a writer,
 /// as its candidate lookup).
-fn row_exists(cfg: &TableConfig, key: &str, new_snapshot: bool) -> bool {
+pub fn row_exists(cfg: &TableConfig, key: &str, new_snapshot: bool) -> bool {
     let sql = match (&cfg.key.composite, cfg.key.columns.as_slice()) {
         (None, [col]) => format!(
             "SELECT 1 FROM {t} AS r WHERE r.{c} = $1::text::{ty}",

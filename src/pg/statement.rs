@@ -13,8 +13,10 @@
 //!   for exactly those);
 //! - `dedup_statement_end`, AFTER each statement: when every row the BEFORE trigger
 //!   handed back was stored (nearly always), the changes stand; otherwise they are
-//!   rebuilt from the stored rows' documents, read back by tuple id, or (when the
-//!   level holds other changes too) the collection is recomputed.
+//!   rebuilt from the stored rows' documents, read back by tuple id (changes made
+//!   inside the statement by other statements are kept as they are), or (when it
+//!   restored rows with their documents taken as given) the collection is
+//!   recomputed.
 //!
 //! On a partitioned table the statement is followed as the enabled (root) table's,
 //! whichever table it names (each partition has its own statement triggers), and
@@ -158,7 +160,15 @@ pub fn end(rel: &PgRelation) {
     match repair {
         Repair::Keep => {}
         Repair::Rebuild => {
-            colls.insert(cfg.coll.id, stored_changes(&st));
+            // The statement's own rows as they were stored, and what else changed
+            // inside it (a nested statement's rows, repaired at its own end; a
+            // direct add_document) as it is.
+            let mut rebuilt = st.other.clone();
+            rebuilt
+                .entry(cfg.coll.id)
+                .or_default()
+                .merge(stored_changes(&st));
+            colls = rebuilt;
         }
         Repair::Recompute => {
             with_own_changes(|d| d.merge_down(sub, colls));

@@ -89,19 +89,56 @@ impl Row {
             // SAFETY: any i64 is a timestamptz datum (the ends are the infinities).
             return unsafe { TimestampWithTimeZone::from_datum(pg_sys::Datum::from(t), false) };
         }
-        let text = CString::new(output(col.typid, d)).ok()?;
-        // SAFETY: timestamptz's input function on a C string; it raises 22007 on
-        // text that is not a time.
-        let ts = unsafe {
-            pg_sys::OidInputFunctionCall(
+        let text = output(col.typid, d);
+        let parsed = parse_time(&text);
+        if parsed.is_none() {
+            pgrx::ereport!(
+                PgLogLevel::WARNING,
+                PgSqlErrorCode::ERRCODE_INVALID_DATETIME_FORMAT,
+                format!(
+                    "the time column's value {:?} is not a time: the row is checked as one without a time",
+                    text.chars().take(64).collect::<String>()
+                ),
+                "the row is stored as it is; a value timestamptz reads (or NULL) gives it its time"
+            );
+        }
+        parsed
+    }
+}
+
+/// `text` as a timestamptz, or None when timestamptz's input refuses it (22007,
+/// 22008): the refusal is caught in a subtransaction, as a PL/pgSQL exception
+/// block catches it, so that a writer's text time column never fails its insert.
+fn parse_time(text: &str) -> Option<TimestampWithTimeZone> {
+    let text = CString::new(text).ok()?;
+    // SAFETY: the subtransaction is begun, and released or rolled back, around one
+    // call of timestamptz's input function, with the caller's memory context and
+    // resource owner put back after either, as PL/pgSQL's exception blocks do.
+    unsafe {
+        let context = pg_sys::CurrentMemoryContext;
+        let owner = pg_sys::CurrentResourceOwner;
+        pg_sys::BeginInternalSubTransaction(std::ptr::null());
+        pg_sys::MemoryContextSwitchTo(context);
+        let parsed = pgrx::PgTryBuilder::new(|| {
+            let ts = pg_sys::OidInputFunctionCall(
                 pg_sys::Oid::from(pg_sys::F_TIMESTAMPTZ_IN),
                 text.as_ptr() as *mut _,
                 pg_sys::InvalidOid,
                 -1,
-            )
-        };
+            );
+            pg_sys::ReleaseCurrentSubTransaction();
+            Some(ts)
+        })
+        .catch_others(|_| {
+            pg_sys::MemoryContextSwitchTo(context);
+            pg_sys::RollbackAndReleaseCurrentSubTransaction();
+            None
+        })
+        .execute();
+        pg_sys::MemoryContextSwitchTo(context);
+        pg_sys::CurrentResourceOwner = owner;
         // SAFETY: the input function returned a timestamptz.
-        unsafe { TimestampWithTimeZone::from_datum(ts, false) }
+        parsed.and_then(|ts| TimestampWithTimeZone::from_datum(ts, false))
     }
 }
 
@@ -238,6 +275,21 @@ pub fn doc_identity(bytes: &[u8]) -> u64 {
 }
 
 fn _trigger<'a>(
+    trigger: &'a pgrx::PgTrigger<'a>,
+) -> Result<Option<PgHeapTuple<'a, AllocatedByPostgres>>, std::convert::Infallible> {
+    // Keys travel as text (the original's key into duplicate_of): a writer's
+    // extra_float_digits below 1 would round a float key into one no row has.
+    // SAFETY: reads a GUC variable of this backend.
+    if unsafe { pg_sys::extra_float_digits } < 1 {
+        return crate::pg::guc_scope::with_settings(&[(c"extra_float_digits", c"1")], || {
+            row_trigger(trigger)
+        });
+    }
+    row_trigger(trigger)
+}
+
+/// [`_trigger`]'s body.
+fn row_trigger<'a>(
     trigger: &'a pgrx::PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByPostgres>>, std::convert::Infallible> {
     let data = trigger.trigger_data();
@@ -407,26 +459,41 @@ fn _trigger<'a>(
     } else {
         key.clone().or_else(|| row_key(&row, &cfg))
     };
-    let checked = as_owner(|| {
-        ingest::check_row(
-            &cfg,
-            body.as_deref(),
-            title.as_deref(),
-            published_at,
-            source.as_deref(),
-            model.as_deref(),
-            self_key.as_deref(),
-            // A duplicate that 'skip' keeps out of the table stays out of its
-            // statistics too.
-            if cfg.action == Action::Skip && !is_update {
-                ingest::Store::UnlessDuplicate
-            } else {
-                ingest::Store::Always
-            },
-        )
+    let check = |store| {
+        as_owner(|| {
+            ingest::check_row(
+                &cfg,
+                body.as_deref(),
+                title.as_deref(),
+                published_at,
+                source.as_deref(),
+                model.as_deref(),
+                self_key.as_deref(),
+                store,
+            )
+        })
+    };
+    // A duplicate that 'skip' keeps out of the table stays out of its statistics
+    // too.
+    let mut checked = check(if cfg.action == Action::Skip && !is_update {
+        ingest::Store::UnlessDuplicate
+    } else {
+        ingest::Store::Always
     });
+    // An inserted duplicate whose key a row has already is headed for that row's
+    // ON CONFLICT clause (or a unique violation): an upsert is an update of that
+    // row, which 'skip' and 'error' store and mark, so it is not refused here.
+    let upsert = !is_update
+        && checked.original.is_some()
+        && cfg.action != Action::Mark
+        && self_key
+            .as_deref()
+            .is_some_and(|k| as_owner(|| ingest::row_exists(&cfg, k, true)));
+    if upsert && checked.doc.is_none() {
+        checked = check(ingest::Store::Always);
+    }
 
-    if let (Some(original), false) = (&checked.original, is_update) {
+    if let (Some(original), false) = (&checked.original, is_update || upsert) {
         match cfg.action {
             Action::Mark => {}
             Action::Skip => {

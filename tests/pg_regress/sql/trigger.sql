@@ -465,3 +465,62 @@ RESET client_min_messages;
 SELECT count(duplicate_of) AS marked, count(*) FILTER (WHERE duplicate_of = 60) AS copies_of_60 FROM many;
 SELECT dedup.disable('many');
 DROP TABLE many;
+
+-- An upsert whose new text duplicates a third row is an update of the row it
+-- conflicts with: 'skip' and 'error' store and mark it, as they do an UPDATE.
+CREATE TABLE up_skip (id int PRIMARY KEY, body text);
+CREATE TABLE up_err (id int PRIMARY KEY, body text);
+SELECT dedup.enable('up_skip', 'body', action => 'skip'), dedup.enable('up_err', 'body', action => 'error');
+INSERT INTO up_skip VALUES (1, 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.'),
+                           (2, 'Футбольный клуб Спартак выиграл у Зенита со счетом 2:1 в центральном матче тура.');
+INSERT INTO up_err SELECT * FROM up_skip;
+INSERT INTO up_skip VALUES (2, 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.')
+  ON CONFLICT (id) DO UPDATE SET body = excluded.body;
+INSERT INTO up_err VALUES (2, 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.')
+  ON CONFLICT (id) DO UPDATE SET body = excluded.body;
+SELECT 'skip' AS t, id, left(body, 12) AS body, duplicate_of, dedup_verdict FROM up_skip
+UNION ALL SELECT 'error', id, left(body, 12), duplicate_of, dedup_verdict FROM up_err ORDER BY 1, 2;
+-- A new key is still refused.
+INSERT INTO up_skip VALUES (3, 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.');
+SELECT err($$INSERT INTO up_err VALUES (3, 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.')$$);
+SELECT count(*) AS kept_out FROM up_skip WHERE id = 3;
+SELECT dedup.disable('up_skip'), dedup.disable('up_err');
+DROP TABLE up_skip, up_err;
+
+-- A row inserted under the key of a deleted original, which its copies still
+-- name, takes that original's place: no cycle of marks, one original.
+CREATE TABLE cyc (id int PRIMARY KEY, body text);
+SELECT dedup.enable('cyc', 'body');
+INSERT INTO cyc VALUES (1, 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.');
+INSERT INTO cyc VALUES (2, 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.');
+DELETE FROM cyc WHERE id = 1;
+INSERT INTO cyc VALUES (3, 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.');
+INSERT INTO cyc VALUES (1, 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.');
+SELECT id, duplicate_of, dedup_verdict FROM cyc ORDER BY id;
+SELECT key, is_original FROM dedup.groups('cyc') ORDER BY key;
+SELECT dedup.disable('cyc');
+DROP TABLE cyc;
+
+-- A text time column holding what is not a time: a WARNING, and the row is
+-- checked as one without a time (it was 22007, the insert lost).
+CREATE TABLE ttext (id int PRIMARY KEY, body text, pub text);
+SELECT dedup.enable('ttext', 'body', published_at => 'pub');
+INSERT INTO ttext VALUES (1, 'Синоптики обещают снег и гололед в Казани в выходные, ветер до двадцати метров.', '');
+INSERT INTO ttext VALUES (2, 'Синоптики обещают снег и гололед в Казани в выходные, ветер до двадцати метров.', 'not a date'),
+                         (3, 'Синоптики обещают снег и гололед в Казани в выходные, ветер до двадцати метров.', '2024-01-01 10:00+00');
+SELECT id, pub, duplicate_of, dedup_verdict FROM ttext ORDER BY id;
+SELECT dedup.disable('ttext');
+DROP TABLE ttext;
+
+-- A float key under a writer's extra_float_digits below 1: duplicate_of names
+-- the row (the key was rounded to one no row has).
+CREATE TABLE fkey (id float8 PRIMARY KEY, body text);
+SELECT dedup.enable('fkey', 'body');
+SET extra_float_digits = -15;
+INSERT INTO fkey VALUES (0.1234567890123456789, 'Курс доллара на Московской бирже вырос до 92 рублей за день торгов.'),
+                        (3, 'Курс доллара на Московской бирже вырос до 92 рублей за день торгов.');
+SHOW extra_float_digits;
+RESET extra_float_digits;
+SELECT count(*) AS rows, count(*) FILTER (WHERE duplicate_of = (SELECT min(id) FROM fkey)) AS marked_right FROM fkey;
+SELECT dedup.disable('fkey');
+DROP TABLE fkey;
