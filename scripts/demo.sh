@@ -21,7 +21,7 @@ bash scripts/cluster.sh start "$DIR" "$PORT"
 psql_() { sudo -u postgres psql -h "$DIR" -p "$PORT" -U postgres -X -q -v ON_ERROR_STOP=1 "$@"; }
 psql_ -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'dedup_demo'" | grep -q 1 ||
   psql_ -d postgres -c "CREATE DATABASE dedup_demo"
-psql_ -d dedup_demo -f scripts/demo/demo.sql
+psql_ -d dedup_demo < scripts/demo/demo.sql   # as stdin: postgres may not read a clone under /root
 echo
 echo "[demo] the cluster is still running: sudo -u postgres psql -h $DIR -p $PORT dedup_demo"
 echo "[demo] stop it with: bash scripts/demo.sh stop"
