@@ -55,3 +55,81 @@ COMMENT ON FUNCTION dedup.train(text, text, text, jsonb) IS
     'Trains and stores a named SVM from labelled pairs (a, b, a_dup_b, b_dup_a); returns its cross-validated metrics';
 COMMENT ON FUNCTION dedup.weights(dedup.document, text, text) IS
     'Each body term''s weight under a collection''s statistics (bm25 or tf_ridf)';
+
+-- Internal helpers (named with a leading _): not API, but commented like the rest,
+-- so that \df+ and pg_description say what each is for and who calls it.
+COMMENT ON SCHEMA dedup IS
+    'pg_dedup: near-duplicate text detection (document models, signatures, GIN candidates, SVM pair classification)';
+COMMENT ON OPERATOR FAMILY dedup.signature_ops USING gin IS
+    'GIN operator family of dedup.signature: the signature keys, for the % match';
+COMMENT ON OPERATOR CLASS dedup.signature_ops USING gin IS
+    'Default GIN operator class of dedup.signature: indexes each key, serves a % b (enough shared keys)';
+COMMENT ON SEQUENCE dedup.collections_id_seq IS 'Ids of dedup.collections';
+COMMENT ON SEQUENCE dedup.rejected_id_seq IS 'Ids of dedup.rejected';
+COMMENT ON FUNCTION dedup._document_in(cstring) IS 'Input function of dedup.document (its JSON text form)';
+COMMENT ON FUNCTION dedup._document_out(dedup.document) IS 'Output function of dedup.document (its JSON text form)';
+COMMENT ON FUNCTION dedup._document_recv(internal) IS 'Binary input function of dedup.document';
+COMMENT ON FUNCTION dedup._document_send(dedup.document) IS 'Binary output function of dedup.document';
+COMMENT ON FUNCTION dedup._signature_in(cstring) IS 'Input function of dedup.signature (scheme:{keys})';
+COMMENT ON FUNCTION dedup._signature_out(dedup.signature) IS 'Output function of dedup.signature (scheme:{keys})';
+COMMENT ON FUNCTION dedup._signature_recv(internal) IS 'Binary input function of dedup.signature';
+COMMENT ON FUNCTION dedup._signature_send(dedup.signature) IS 'Binary output function of dedup.signature';
+COMMENT ON FUNCTION dedup._signature_match(dedup.signature, dedup.signature) IS
+    'The % operator: whether two signatures share enough keys (the collection''s min_shared_keys, or the similarity threshold of the longest scheme)';
+COMMENT ON FUNCTION dedup._gin_extract_value(dedup.signature, internal, internal) IS 'GIN support: the keys of an indexed signature';
+COMMENT ON FUNCTION dedup._gin_extract_query(dedup.signature, internal, smallint, internal, internal, internal, internal) IS
+    'GIN support: the keys of a queried signature';
+COMMENT ON FUNCTION dedup._gin_consistent(internal, smallint, dedup.signature, integer, internal, internal, internal, internal) IS
+    'GIN support: whether the keys found make a % match (rechecked)';
+COMMENT ON FUNCTION dedup._gin_tri_consistent(internal, smallint, dedup.signature, integer, internal, internal, internal) IS
+    'GIN support: ternary consistency of the keys found with a % match';
+COMMENT ON FUNCTION dedup._term_stats_agg_trans(internal, dedup.document) IS 'dedup.term_stats_agg: adds a document to the state';
+COMMENT ON FUNCTION dedup._term_stats_agg_combine(internal, internal) IS 'dedup.term_stats_agg: combines two partial states (parallel aggregation)';
+COMMENT ON FUNCTION dedup._term_stats_agg_serial(internal) IS 'dedup.term_stats_agg: serialises a partial state';
+COMMENT ON FUNCTION dedup._term_stats_agg_deserial(bytea, internal) IS 'dedup.term_stats_agg: deserialises a partial state';
+COMMENT ON FUNCTION dedup._term_stats_agg_final(internal) IS 'dedup.term_stats_agg: the statistics as jsonb';
+COMMENT ON FUNCTION dedup._candidate_counts() IS
+    'This backend''s candidate counts (benchmarks and tests): examined, ruled out before weighing, weighed after all';
+COMMENT ON FUNCTION dedup._leaves_searched() IS
+    'How many tables (partitions) this backend''s candidate lookups searched since it started (benchmarks and tests)';
+COMMENT ON FUNCTION dedup._candidates(oid, dedup.signature, integer) IS
+    'dedup.candidates by table OID: the rows whose signature matches sig, through the signature index, best first';
+COMMENT ON FUNCTION dedup._count_partition(oid, oid, integer) IS
+    'Adds (1) or removes (-1) a partition''s documents in its enabled table''s collection statistics (attach, detach, drop)';
+COMMENT ON FUNCTION dedup._evaluate(text, text) IS 'dedup.evaluate''s body: confusion counts of a model on labelled pairs';
+COMMENT ON FUNCTION dedup._models_version() IS
+    'Trigger on dedup.models: bumps the version of a changed model, so that every backend reloads it';
+COMMENT ON FUNCTION dedup._find_original(oid, dedup.document) IS 'dedup.find_original by table OID';
+COMMENT ON FUNCTION dedup._forget(oid, dedup.document) IS
+    'Removes a deleted row''s document from its collection''s statistics (the delete trigger)';
+COMMENT ON FUNCTION dedup._groups(oid, text) IS 'dedup.groups by table OID';
+COMMENT ON FUNCTION dedup._is_duplicate(oid, text, text, timestamp with time zone, text) IS 'dedup.is_duplicate by table OID';
+COMMENT ON FUNCTION dedup._marked_rows(oid) IS 'How many rows of an enabled table are marked (duplicate_of set), for dedup.status';
+COMMENT ON FUNCTION dedup._duplicates(integer) IS 'How many rows of a collection''s enabled tables are marked, for dedup.status';
+COMMENT ON FUNCTION dedup._matrix_quality(oid, text) IS 'dedup.matrix_quality by table OID';
+COMMENT ON FUNCTION dedup._may_read_collection(text) IS
+    'Whether the current role may read every table of a collection (SELECT, no row-level security), as the reading functions require';
+COMMENT ON FUNCTION dedup._originals(oid, text) IS
+    'Each row of an enabled table with the original it duplicates, as the trigger would mark it earliest first (enable''s backfill)';
+COMMENT ON FUNCTION dedup._pairs(oid, text) IS 'dedup.pairs by table OID';
+COMMENT ON FUNCTION dedup._recheck_partition(oid, text) IS
+    'Checks the rows of a partition attached to an enabled table against the rest (ALTER TABLE ... ATTACH PARTITION)';
+COMMENT ON FUNCTION dedup._recompute(text, oid, text) IS
+    'dedup.recompute''s body: rebuilds a collection''s statistics and signatures from its tables';
+COMMENT ON FUNCTION dedup._recompute_truncated(text, oid) IS
+    'Recomputes a collection after a TRUNCATE of one of its tables, counting that table as empty (the truncate trigger)';
+COMMENT ON FUNCTION dedup._register_table(oid, text, text, text, text, text, text, text, text, text, oid, interval) IS
+    'dedup.enable''s registration of a table it prepared (written as the extension''s owner once the caller is found to own the table)';
+COMMENT ON FUNCTION dedup._set_time_window(oid, interval) IS 'dedup.set_time_window''s body: stores a table''s time window';
+COMMENT ON FUNCTION dedup._unregister_table(oid) IS 'dedup.disable''s removal of a table''s registration; returns its key type';
+COMMENT ON FUNCTION dedup._validate_enable(text, text) IS 'dedup.enable''s check of its model and action';
+COMMENT ON FUNCTION dedup._trigger() IS
+    'The row trigger dedup.enable installs (BEFORE INSERT OR UPDATE): checks the row, sets its document, signature, verdict and duplicate_of, applies the action';
+COMMENT ON FUNCTION dedup._config_changed() IS
+    'Statement trigger on the configuration tables: every backend refreshes its cached table settings, collections, sources and models';
+COMMENT ON FUNCTION dedup._delete_trigger() IS
+    'The row trigger dedup.enable installs AFTER DELETE: the deleted rows'' documents leave the collection statistics';
+COMMENT ON FUNCTION dedup._partitions_changed() IS
+    'Event trigger: a partition created or attached under an enabled table gets its statement triggers and its rows are counted or checked; one that leaves takes its documents out';
+COMMENT ON FUNCTION dedup._forget_dropped() IS
+    'Event trigger: DROP TABLE of an enabled table (or of a column a collection reads) takes its registration, and a collection enable created, with it';

@@ -40,7 +40,14 @@ FROM pg_proc p WHERE p.pronamespace = 'dedup'::regnamespace
 ORDER BY p.proname, p.oid::regprocedure::text;
 -- Every operator class passes amvalidate.
 SELECT opcname, amvalidate(oid) FROM pg_opclass WHERE opcnamespace = 'dedup'::regnamespace ORDER BY 1;
--- Every public function of schema dedup has a comment (none listed).
+-- Every function of schema dedup has a comment, internal helpers too (none
+-- listed), and so have the schema, its operator class and family, tables, views
+-- and sequences.
 SELECT p.oid::regprocedure AS uncommented FROM pg_proc p
-WHERE p.pronamespace = 'dedup'::regnamespace AND p.proname NOT LIKE '\_%'
+WHERE p.pronamespace = 'dedup'::regnamespace
   AND obj_description(p.oid, 'pg_proc') IS NULL ORDER BY 1;
+SELECT 'schema' AS kind, nspname AS uncommented FROM pg_namespace WHERE nspname = 'dedup' AND obj_description(oid, 'pg_namespace') IS NULL
+UNION ALL SELECT 'opclass', opcname FROM pg_opclass WHERE opcnamespace = 'dedup'::regnamespace AND obj_description(oid, 'pg_opclass') IS NULL
+UNION ALL SELECT 'opfamily', opfname FROM pg_opfamily WHERE opfnamespace = 'dedup'::regnamespace AND obj_description(oid, 'pg_opfamily') IS NULL
+UNION ALL SELECT 'relation', relname FROM pg_class WHERE relnamespace = 'dedup'::regnamespace AND relkind IN ('r', 'v', 'S')
+  AND obj_description(oid, 'pg_class') IS NULL ORDER BY 1, 2;
