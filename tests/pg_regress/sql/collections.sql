@@ -114,6 +114,9 @@ SELECT dedup.flush_stats('batched') AS folded;
 SELECT (SELECT jsonb_object_agg(term, jsonb_build_array(df, cf)) FROM dedup.term_stats_by_name WHERE collection = 'batched')
      = (SELECT dedup.term_stats_agg(doc)->'terms' FROM bd WHERE i < 5) AS equals_aggregate;
 SELECT err($$SET LOCAL dedup.stats_batch = -1$$);
+-- A writer's session may fold more often than the automatic batch, not hold every
+-- writer's changes back longer than its largest.
+SELECT err($$SET LOCAL dedup.stats_batch = 100000$$);
 ROLLBACK;
 
 -- Background fold (the default): the transaction that fills a batch starts a
