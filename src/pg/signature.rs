@@ -281,8 +281,8 @@ pub fn signature_column(tbl: pg_sys::Oid) -> String {
     let cols: Vec<String> = Spi::connect(|c| {
         let t = c
             .select(
-                "SELECT attname::text FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped \
-                 AND atttypid = 'dedup.signature'::regtype ORDER BY attnum",
+                "SELECT attname::pg_catalog.text FROM pg_catalog.pg_attribute WHERE attrelid = $1 AND attnum > 0 \
+                 AND NOT attisdropped AND atttypid = 'dedup.signature'::pg_catalog.regtype ORDER BY attnum",
                 None,
                 &[tbl.into()],
             )
@@ -293,9 +293,16 @@ pub fn signature_column(tbl: pg_sys::Oid) -> String {
     });
     match cols.len() {
         1 => cols.into_iter().next().unwrap_or_default(),
-        0 => raise(DedupError::invalid_parameter(
-            "table has no dedup.signature column",
-        )),
+        0 => raise(DedupError::UndefinedColumn {
+            msg: format!(
+                "table {} has no column of type dedup.signature",
+                lookup::one_with_args::<String>("SELECT $1::pg_catalog.regclass::pg_catalog.text", &[tbl.into()])
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default()
+            ),
+            hint: Some("dedup.enable adds one (dedup_sig), or add your own and fill it with dedup.signature".into()),
+        }),
         _ => {
             let registered = lookup::one_with_args::<String>(
                 "SELECT sig_column::text FROM dedup.collection_tables WHERE tbl = $1 AND sig_column IS NOT NULL LIMIT 1",
