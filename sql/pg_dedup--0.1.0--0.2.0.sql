@@ -1108,12 +1108,14 @@ BEGIN
     FOR r IN SELECT DISTINCT e.tbl, m.col
              FROM pg_catalog.pg_event_trigger_ddl_commands() c
              JOIN dedup.enabled_tables e ON e.tbl::oid = c.objid
-             CROSS JOIN unnest(ARRAY['dedup_doc', 'dedup_sig', 'duplicate_of', 'dedup_verdict']) AS m(col)
+             CROSS JOIN (VALUES ('dedup_doc', 'dedup.document'::regtype), ('dedup_sig', 'dedup.signature'::regtype),
+                                ('duplicate_of', NULL), ('dedup_verdict', 'dedup.verdict'::regtype)) AS m(col, typ)
              WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
                AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
-                               WHERE a.attrelid = e.tbl AND a.attname = m.col AND a.attnum > 0 AND NOT a.attisdropped)
+                               WHERE a.attrelid = e.tbl AND a.attname = m.col AND a.attnum > 0 AND NOT a.attisdropped
+                                 AND (m.typ IS NULL OR a.atttypid = m.typ))
     LOOP
-        RAISE EXCEPTION 'column % of table % belongs to pg_dedup while the table is enabled', r.col, r.tbl
+        RAISE EXCEPTION 'column % of table % belongs to pg_dedup while the table is enabled (dropped, renamed or of another type)', r.col, r.tbl
             USING ERRCODE = 'dependent_objects_still_exist',
                   HINT = format('call dedup.disable(%L) first: it removes the columns', r.tbl::text);
     END LOOP;

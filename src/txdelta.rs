@@ -134,6 +134,11 @@ pub struct Statement {
     /// rebuilt keeps them as they are (a nested statement's were already repaired
     /// at its own end).
     pub other: HashMap<i32, CollDelta>,
+    /// A collection was recomputed from its tables while the statement was open
+    /// (a nested statement's repair, a TRUNCATE, `dedup.recompute` in a trigger):
+    /// the rows it stored before are counted by that, so its rows cannot be
+    /// rebuilt, and a statement whose rows were not all stored recomputes again.
+    pub recounted: bool,
     /// Rows of a partitioned table this statement updated, by their new key: where
     /// each was, and its old document (an identity of its bytes). PostgreSQL
     /// carries out an update that moves a row to another partition as a delete
@@ -212,7 +217,7 @@ impl Statement {
     pub fn repair(&self) -> Repair {
         if self.stored() == self.returned {
             Repair::Keep
-        } else if self.taken_as_given > 0 {
+        } else if self.taken_as_given > 0 || self.recounted {
             Repair::Recompute
         } else {
             Repair::Rebuild
@@ -285,11 +290,8 @@ impl TxDelta {
     /// A statement on table `tbl` starts (in subtransaction `subxact`): a level of
     /// its own, or the open statement's on the same table (see [`Statement::depth`]).
     pub fn open_statement(&mut self, subxact: u32, tbl: u32) {
-        if let Some(Level {
-            sub, stmt: Some(s), ..
-        }) = self.levels.last_mut()
-        {
-            if *sub == subxact && s.tbl == tbl {
+        if self.levels.last().is_some_and(|l| l.sub == subxact) {
+            if let Some(s) = self.statement(tbl) {
                 s.depth += 1;
                 return;
             }
@@ -420,9 +422,14 @@ impl TxDelta {
 
     /// Drops what is recorded for `coll` (its statistics were rebuilt from the
     /// tables, which already hold this transaction's rows).
+    /// Open statements are marked [`Statement::recounted`].
     pub fn forget(&mut self, coll: i32) {
         for l in &mut self.levels {
             l.colls.remove(&coll);
+            if let Some(s) = &mut l.stmt {
+                s.other.remove(&coll);
+                s.recounted = true;
+            }
         }
     }
 
@@ -638,6 +645,38 @@ mod tests {
         t.open_statement(1, 20);
         assert!(t.close_statement(20).is_some());
         assert!(t.close_statement(10).is_some());
+    }
+
+    #[test]
+    fn a_table_written_twice_around_another_is_one_statement() {
+        // WITH x AS (INSERT INTO t10 ...), b AS (INSERT INTO t20 ...),
+        //      y AS (INSERT INTO t10 ...) SELECT 1: both t10 statements share a level.
+        let mut t = TxDelta::default();
+        t.open_statement(1, 10);
+        t.open_statement(1, 20);
+        t.open_statement(1, 10);
+        assert_eq!(t.levels.len(), 2);
+        assert_eq!(t.statement(10).map(|s| s.depth), Some(2));
+        assert!(t.close_statement(10).is_none());
+        assert!(t.close_statement(20).is_some());
+        assert!(t.close_statement(10).is_some());
+        assert!(t.levels.is_empty());
+    }
+
+    #[test]
+    fn a_recompute_inside_a_statement_makes_its_repair_a_recompute() {
+        let mut t = TxDelta::default();
+        t.open_statement(1, 10);
+        t.add(1, 1, Some(10), |d| doc(d, &[("a", 1)], 1));
+        t.add(1, 1, None, |d| doc(d, &[("x", 1)], 1));
+        if let Some(s) = t.statement(10) {
+            s.returned = 2;
+            s.inserted.push((10, 1));
+        }
+        t.forget(1);
+        let (_, st, colls) = t.close_statement(10).expect("open");
+        assert!(st.other.is_empty() && !colls.contains_key(&1));
+        assert_eq!(st.repair(), Repair::Recompute);
     }
 
     #[test]

@@ -119,22 +119,32 @@ fn parse_time(text: &str) -> Option<TimestampWithTimeZone> {
         let owner = pg_sys::CurrentResourceOwner;
         pg_sys::BeginInternalSubTransaction(std::ptr::null());
         pg_sys::MemoryContextSwitchTo(context);
+        // Only what timestamptz's input says of text that is not a time is caught;
+        // anything else (a cancel, out of memory) goes on, and the transaction's
+        // abort unwinds the subtransaction.
+        let refused = |_| None;
         let parsed = pgrx::PgTryBuilder::new(|| {
-            let ts = pg_sys::OidInputFunctionCall(
+            Some(pg_sys::OidInputFunctionCall(
                 pg_sys::Oid::from(pg_sys::F_TIMESTAMPTZ_IN),
                 text.as_ptr() as *mut _,
                 pg_sys::InvalidOid,
                 -1,
-            );
-            pg_sys::ReleaseCurrentSubTransaction();
-            Some(ts)
+            ))
         })
-        .catch_others(|_| {
-            pg_sys::MemoryContextSwitchTo(context);
-            pg_sys::RollbackAndReleaseCurrentSubTransaction();
-            None
-        })
+        .catch_when(PgSqlErrorCode::ERRCODE_INVALID_DATETIME_FORMAT, refused)
+        .catch_when(PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW, refused)
+        .catch_when(
+            PgSqlErrorCode::ERRCODE_INVALID_TIME_ZONE_DISPLACEMENT_VALUE,
+            refused,
+        )
+        .catch_when(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, refused)
         .execute();
+        pg_sys::MemoryContextSwitchTo(context);
+        if parsed.is_some() {
+            pg_sys::ReleaseCurrentSubTransaction();
+        } else {
+            pg_sys::RollbackAndReleaseCurrentSubTransaction();
+        }
         pg_sys::MemoryContextSwitchTo(context);
         pg_sys::CurrentResourceOwner = owner;
         // SAFETY: the input function returned a timestamptz.

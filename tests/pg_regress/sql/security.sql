@@ -319,8 +319,11 @@ SELECT err($$SELECT dedup.drop_collection('sec_mark')$$);
 CREATE TRIGGER sec_wrong AFTER INSERT ON sec_mark FOR EACH ROW EXECUTE FUNCTION dedup._trigger();
 SELECT err($$INSERT INTO sec_mark (body) VALUES ('Другой текст.')$$);
 DROP TRIGGER sec_wrong ON sec_mark;
--- A dedup column whose type was changed by hand is refused clearly.
+-- A dedup column's type cannot be changed while the table is enabled (2BP01);
+-- changed with the event trigger off, the trigger refuses inserts clearly (42804).
+SELECT err($$ALTER TABLE sec_mark ALTER COLUMN dedup_verdict TYPE text$$);
 BEGIN;
+ALTER EVENT TRIGGER dedup_key_type_changed DISABLE;
 ALTER TABLE sec_mark ALTER COLUMN dedup_verdict TYPE text;
 SELECT err($$INSERT INTO sec_mark (body) VALUES ('Другой текст.')$$);
 ROLLBACK;
@@ -441,6 +444,7 @@ SELECT dedup.enable('regress_eve.cols', 'body');
 SELECT err($$ALTER TABLE regress_eve.cols DROP COLUMN duplicate_of$$);
 SELECT err($$ALTER TABLE regress_eve.cols RENAME COLUMN dedup_sig TO x$$);
 SELECT err($$ALTER TABLE regress_eve.cols DROP COLUMN dedup_doc CASCADE$$);
+SELECT err($$ALTER TABLE regress_eve.cols ALTER COLUMN dedup_verdict TYPE text$$);
 SELECT err($$ALTER TABLE regress_eve.cols ADD COLUMN extra int$$);
 CREATE TABLE regress_eve.reg (id int PRIMARY KEY, body text);
 SELECT err($$SELECT dedup._register_table('regress_eve.reg'::regclass::oid, 'regress_eve_reg', 'body', NULL, NULL, NULL,
