@@ -404,7 +404,9 @@ CREATE FUNCTION dedup.enable(
     time_window interval DEFAULT NULL
 ) RETURNS bigint
 -- Citus refuses triggers on a distributed table without it (docs/scale-out.md).
-VOLATILE PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on LANGUAGE plpgsql AS $$
+-- Keys travel as text in the backfill: a caller's extra_float_digits below 1
+-- would round a float key into one no row has.
+VOLATILE PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on SET extra_float_digits = 3 LANGUAGE plpgsql AS $$
 DECLARE
     key_cols name[];
     key_types text[];

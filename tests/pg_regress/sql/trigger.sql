@@ -522,5 +522,10 @@ INSERT INTO fkey VALUES (0.1234567890123456789, 'Курс доллара на М
 SHOW extra_float_digits;
 RESET extra_float_digits;
 SELECT count(*) AS rows, count(*) FILTER (WHERE duplicate_of = (SELECT min(id) FROM fkey)) AS marked_right FROM fkey;
+-- The same for enable's backfill (enable runs with extra_float_digits = 3).
 SELECT dedup.disable('fkey');
+SET extra_float_digits = -15;
+SELECT dedup.enable('fkey', 'body');
+RESET extra_float_digits;
+SELECT count(*) AS rows, count(*) FILTER (WHERE duplicate_of IN (SELECT id FROM fkey)) AS marks_naming_a_row FROM fkey;
 DROP TABLE fkey;
