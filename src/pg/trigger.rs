@@ -277,6 +277,72 @@ fn updates_document(
     })
 }
 
+/// Whether a row of `tbl` already holds the new row's values in one of its unique
+/// indexes other than the primary key (plain columns, no predicate), so that an
+/// `INSERT … ON CONFLICT` on that index (`ON CONFLICT (url)` with a surrogate key)
+/// will update it rather than insert. Read as the table's owner, with a new
+/// snapshot, as a writer's lookups are.
+fn conflicts_on_unique(tbl: pg_sys::Oid, row: &Row) -> bool {
+    let indexes: Vec<Vec<String>> = Spi::connect(|c| {
+        c.select(
+        "SELECT pg_catalog.array_agg(a.attname::pg_catalog.text ORDER BY k.ord) \
+         FROM pg_catalog.pg_index i, pg_catalog.unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord), \
+              pg_catalog.pg_attribute a \
+         WHERE i.indrelid = $1 AND i.indisunique AND NOT i.indisprimary AND i.indisvalid \
+           AND i.indpred IS NULL AND i.indexprs IS NULL \
+           AND a.attrelid = i.indrelid AND a.attnum = k.attnum \
+         GROUP BY i.indexrelid",
+        None,
+        &[tbl.into()],
+    )
+        .map(|t| {
+            t.filter_map(|r| r.get::<Vec<String>>(1).ok().flatten())
+                .collect()
+        })
+        .unwrap_or_default()
+    });
+    if indexes.is_empty() {
+        return false;
+    }
+    let name = lookup::one_with_args::<String>(
+        "SELECT $1::pg_catalog.regclass::pg_catalog.text",
+        &[tbl.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_default();
+    'index: for cols in indexes {
+        let mut args = Vec::with_capacity(cols.len());
+        let mut conds = Vec::with_capacity(cols.len());
+        for (n, c) in cols.iter().enumerate() {
+            let Some(col) = row.col(c) else {
+                continue 'index;
+            };
+            // A NULL never conflicts.
+            let Some(d) = row.datum(col) else {
+                continue 'index;
+            };
+            // SAFETY: the datum is of the column's type, from the trigger's tuple,
+            // which outlives the query.
+            args.push(unsafe { pgrx::datum::DatumWithOid::new(d, col.typid) });
+            conds.push(format!("r.{} = ${}", pgrx::spi::quote_identifier(c), n + 1));
+        }
+        let sql = format!(
+            "SELECT 1 FROM {name} AS r WHERE {} LIMIT 1",
+            conds.join(" AND ")
+        );
+        let found = privilege::as_table_owner(tbl, || {
+            Spi::connect_mut(|c| {
+                !crate::pg::cache::select_new_snapshot(c, &sql, Some(1), &args).is_empty()
+            })
+        });
+        if found {
+            return true;
+        }
+    }
+    false
+}
+
 /// An identity of a stored document's bytes, to recognise it again within a
 /// statement (see `txdelta::Statement::take_move_delete`): the content hash its
 /// header carries (see `document::content_key`).
@@ -496,9 +562,10 @@ fn row_trigger<'a>(
     let upsert = !is_update
         && checked.original.is_some()
         && cfg.action != Action::Mark
-        && self_key
+        && (self_key
             .as_deref()
-            .is_some_and(|k| as_owner(|| ingest::row_exists(&cfg, k, true)));
+            .is_some_and(|k| as_owner(|| ingest::row_exists(&cfg, k, true)))
+            || as_owner(|| conflicts_on_unique(tbl, &row)));
     if upsert && checked.doc.is_none() {
         checked = check(ingest::Store::Always);
     }

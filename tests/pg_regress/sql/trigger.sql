@@ -486,6 +486,24 @@ SELECT err($$INSERT INTO up_err VALUES (3, 'Мэрия Москвы открыл
 SELECT count(*) AS kept_out FROM up_skip WHERE id = 3;
 SELECT dedup.disable('up_skip'), dedup.disable('up_err');
 DROP TABLE up_skip, up_err;
+-- The same through another unique column (a surrogate key): the upsert updates its
+-- row under 'skip' and 'error'; a copy under a new url is still refused.
+CREATE TABLE un_skip (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, url text UNIQUE, body text);
+CREATE TABLE un_err (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, url text UNIQUE, body text);
+SELECT dedup.enable('un_skip', 'body', action => 'skip'), dedup.enable('un_err', 'body', action => 'error');
+INSERT INTO un_skip (url, body) VALUES ('u1', 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.');
+INSERT INTO un_err (url, body) VALUES ('u1', 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.');
+INSERT INTO un_skip (url, body) VALUES ('u1', 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра сегодня.')
+  ON CONFLICT (url) DO UPDATE SET body = excluded.body;
+INSERT INTO un_err (url, body) VALUES ('u1', 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра сегодня.')
+  ON CONFLICT (url) DO UPDATE SET body = excluded.body;
+SELECT 'skip' AS t, url, right(body, 8) AS body_end, duplicate_of, dedup_verdict FROM un_skip
+UNION ALL SELECT 'error', url, right(body, 8), duplicate_of, dedup_verdict FROM un_err ORDER BY 1, 2;
+INSERT INTO un_skip (url, body) VALUES ('u2', 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра сегодня.');
+SELECT err($$INSERT INTO un_err (url, body) VALUES ('u2', 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра сегодня.')$$);
+SELECT (SELECT count(*) FROM un_skip) AS skip_rows, (SELECT count(*) FROM un_err) AS error_rows;
+SELECT dedup.disable('un_skip'), dedup.disable('un_err');
+DROP TABLE un_skip, un_err;
 
 -- A row inserted under the key of a deleted original, which its copies still
 -- name, takes that original's place: no cycle of marks, one original.
