@@ -9,6 +9,7 @@ pub mod citus;
 pub mod collections;
 pub mod config_cache;
 pub mod document;
+pub mod fmgr;
 pub mod guc_scope;
 pub mod ingest;
 pub mod keylocks;

@@ -6,6 +6,7 @@ use crate::document::Document;
 use crate::error::DedupError;
 use crate::gucs;
 use crate::pg::collections::{self, Collection};
+use crate::pg::fmgr::v1_function;
 use crate::pg::lookup;
 use crate::pg::privilege;
 use crate::pg::types::{DocumentDatum, SignatureDatum};
@@ -142,26 +143,6 @@ unsafe fn signature_arg(fcinfo: pg_sys::FunctionCallInfo, i: usize) -> Signature
     // SAFETY: argument i is a non-null dedup.signature varlena.
     let bytes = unsafe { Vec::<u8>::from_datum(arg(fcinfo, i), false) }.unwrap_or_default();
     Signature::decode(&bytes).or_raise_stored()
-}
-
-macro_rules! v1_function {
-    ($name:ident, $finfo:ident, $body:expr) => {
-        #[no_mangle]
-        #[doc(hidden)]
-        pub extern "C" fn $finfo() -> &'static pg_sys::Pg_finfo_record {
-            const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-            &V1
-        }
-
-        #[no_mangle]
-        #[doc(hidden)]
-        #[pg_guard]
-        pub unsafe extern "C-unwind" fn $name(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-            let f: unsafe fn(pg_sys::FunctionCallInfo) -> pg_sys::Datum = $body;
-            // SAFETY: PostgreSQL calls this with a valid fcinfo of the declared arity.
-            unsafe { f(fcinfo) }
-        }
-    };
 }
 
 // extractValue(signature, internal nkeys, internal nullFlags) → internal

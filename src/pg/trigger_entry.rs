@@ -110,27 +110,12 @@ pub(crate) unsafe fn enter_trigger(
 /// `dedup.$name()`, declared in `sql/ingest.sql`, whose body is `$body`.
 macro_rules! trigger_entry {
     ($sym:ident, $finfo:ident, $name:literal, $fired:expr, $body:path) => {
-        #[no_mangle]
-        #[doc(hidden)]
-        pub extern "C" fn $finfo() -> &'static pg_sys::Pg_finfo_record {
-            const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-            &V1
-        }
-
-        #[no_mangle]
-        #[doc(hidden)]
-        #[pg_guard]
-        pub unsafe extern "C-unwind" fn $sym(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-            // SAFETY: PostgreSQL's call.
-            unsafe {
-                $crate::pg::trigger_entry::enter_trigger(fcinfo, $name, $fired, |t| {
-                    match $body(t) {
-                        Ok(r) => r,
-                        Err(e) => match e {},
-                    }
-                })
-            }
-        }
+        $crate::pg::fmgr::v1_function!($sym, $finfo, |fcinfo| unsafe {
+            $crate::pg::trigger_entry::enter_trigger(fcinfo, $name, $fired, |t| match $body(t) {
+                Ok(r) => r,
+                Err(e) => match e {},
+            })
+        });
     };
 }
 pub(crate) use trigger_entry;
