@@ -33,6 +33,17 @@ CREATE TABLE dedup.rejected (
 );
 COMMENT ON TABLE dedup.rejected IS 'Rows that action ''skip'' kept out of their table, so nothing is lost silently';
 
+-- The key of the trigger's signature-key lock tags (src/pg/keylocks.rs): pg_locks,
+-- which every role may read, shows a keyed hash of each key, not the key (a word's
+-- hash, which a word list inverts). Private to the extension's owner; not dumped
+-- (a restored database makes its own).
+CREATE TABLE dedup.lock_secret (
+    only_row  boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    secret    uuid NOT NULL DEFAULT pg_catalog.gen_random_uuid()
+);
+COMMENT ON TABLE dedup.lock_secret IS 'The key that hides signature keys in the trigger''s advisory lock tags; private to the extension''s owner';
+INSERT INTO dedup.lock_secret DEFAULT VALUES;
+
 SELECT pg_catalog.pg_extension_config_dump('dedup.enabled_tables', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.rejected', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.rejected_id_seq', '');

@@ -14,6 +14,15 @@ ALTER TABLE dedup.collection_stats DROP COLUMN pending;
 COMMENT ON TABLE dedup.term_stats_pending IS
     'Committed statistics changes waiting to be folded into term_stats and collection_stats (dedup.stats_batch); dedup.flush_stats folds them now';
 
+-- The key of the trigger's signature-key lock tags (src/pg/keylocks.rs): pg_locks
+-- shows a keyed hash of each key, not the key. Private; not dumped.
+CREATE TABLE dedup.lock_secret (
+    only_row  boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    secret    uuid NOT NULL DEFAULT pg_catalog.gen_random_uuid()
+);
+COMMENT ON TABLE dedup.lock_secret IS 'The key that hides signature keys in the trigger''s advisory lock tags; private to the extension''s owner';
+INSERT INTO dedup.lock_secret DEFAULT VALUES;
+
 -- A key of several columns (a partitioned table's) and the time window.
 ALTER TABLE dedup.enabled_tables ADD COLUMN key_type regtype,
     ADD COLUMN time_window interval CHECK (time_window > interval '0');

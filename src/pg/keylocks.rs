@@ -20,13 +20,19 @@
 //! `pg_advisory_lock(int, int)` (2) can produce, so an application's advisory locks
 //! never block ingestion or are blocked by it. In `pg_locks` they show as
 //! `locktype = 'advisory'`, `objsubid = 3565`, `classid` = the collection id and
-//! `objid` = the key.
+//! `objid` = a keyed hash of the key: every role may read `pg_locks`, and a key is
+//! a word's hash, which a word list inverts. The hash is SipHash-1-3 under the
+//! database's secret (`dedup.lock_secret`, readable by the extension's owner
+//! only), read once per backend and configuration epoch ([`config_cache`]).
 
+use crate::pg::{config_cache, lookup, privilege};
 use pgrx::pg_sys;
 use pgrx::pg_sys::errcodes::PgSqlErrorCode;
 use pgrx::pg_sys::panic::CaughtError;
 use pgrx::PgTryBuilder;
+use siphasher::sip::SipHasher13;
 use std::cell::RefCell;
+use std::hash::Hasher;
 
 /// The fourth field of every key lock tag ("DED" in hex, 0x0DED).
 pub const LOCK_NAMESPACE: u16 = 0x0DED;
@@ -38,15 +44,51 @@ pub const MAX_HELD: usize = 257;
 thread_local! {
     /// The key locks this backend took for its last row, to release early.
     static HELD: RefCell<Vec<pg_sys::LOCKTAG>> = const { RefCell::new(Vec::new()) };
+    /// This database's lock secret, kept while the configuration is unchanged (a
+    /// dropped and re-created extension has a new one).
+    static SECRET: RefCell<config_cache::Kept<(), [u8; 16]>> = RefCell::new(Default::default());
 }
 
-fn tag(coll: i32, key: u32) -> pg_sys::LOCKTAG {
+/// The database's lock secret (`dedup.lock_secret`), read as the extension's
+/// owner; all zeros where there is none, so ingestion goes on (the tags are then
+/// plain hashes of the keys): its row deleted, or the extension's objects still
+/// 0.1.0's (the library is replaced before `ALTER EXTENSION … UPDATE`).
+fn secret() -> [u8; 16] {
+    let s = config_cache::get_or(&SECRET, (), || {
+        let bytes = privilege::as_owner(|| {
+            let present = lookup::one::<bool>(
+                "SELECT pg_catalog.to_regclass('dedup.lock_secret') IS NOT NULL",
+            );
+            if !matches!(present, Ok(Some(true))) {
+                return Ok(None);
+            }
+            lookup::one::<Vec<u8>>(
+                "SELECT pg_catalog.uuid_send(secret) FROM dedup.lock_secret WHERE only_row",
+            )
+        });
+        let mut key = [0u8; 16];
+        if let Ok(Some(b)) = bytes {
+            for (k, v) in key.iter_mut().zip(b) {
+                *k = v;
+            }
+        }
+        Some(key)
+    });
+    s.map_or([0; 16], |s| *s)
+}
+
+/// The lock tag of signature key `key` of collection `coll`: its fourth field
+/// carries a keyed hash of the key (see the module notes).
+fn tag(secret: &[u8; 16], coll: i32, key: u32) -> pg_sys::LOCKTAG {
     // SAFETY: MyDatabaseId is set for the life of a backend connected to a database.
     let db = unsafe { pg_sys::MyDatabaseId }.to_u32();
+    let mut h = SipHasher13::new_with_key(secret);
+    h.write_i32(coll);
+    h.write_u32(key);
     pg_sys::LOCKTAG {
         locktag_field1: db,
         locktag_field2: coll as u32,
-        locktag_field3: key,
+        locktag_field3: h.finish() as u32,
         locktag_field4: LOCK_NAMESPACE,
         locktag_type: pg_sys::LockTagType::LOCKTAG_ADVISORY as u8,
         locktag_lockmethodid: pg_sys::USER_LOCKMETHOD as u8,
@@ -77,17 +119,22 @@ fn as_top_owner<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Locks the keys of one row, in ascending order, after releasing those of this
-/// backend's previous row. With `early` the locks are recorded for [`release`];
-/// without it (a table whose lookup cannot see rows in progress) they are held to
-/// the end of the transaction, as every key lock once was.
+/// Locks the keys of one row, in ascending order of their tags (one order for
+/// every backend, so two writers never wait on each other in a cycle), after
+/// releasing those of this backend's previous row. With `early` the locks are
+/// recorded for [`release`]; without it (a table whose lookup cannot see rows in
+/// progress) they are held to the end of the transaction, as every key lock once
+/// was.
 pub fn lock_row(coll: i32, keys: &[u32], early: bool) {
     release();
+    let secret = secret();
     let mut keys: Vec<u32> = keys.to_vec();
     keys.sort_unstable();
     keys.dedup();
     keys.truncate(MAX_HELD);
-    let tags: Vec<pg_sys::LOCKTAG> = keys.iter().map(|&k| tag(coll, k)).collect();
+    let mut tags: Vec<pg_sys::LOCKTAG> = keys.iter().map(|&k| tag(&secret, coll, k)).collect();
+    tags.sort_unstable_by_key(|t| t.locktag_field3);
+    tags.dedup_by_key(|t| t.locktag_field3);
     as_top_owner(|| {
         for t in &tags {
             // SAFETY: a valid tag; LockAcquire reports a deadlock or a lack of shared

@@ -469,6 +469,33 @@ DROP TABLE sec_ev, sec_secret;
 DROP SCHEMA regress_eve, regress_bob CASCADE;
 DROP ROLE regress_dedup_eve, regress_dedup_bob;
 
+-- The trigger's key locks, which every role sees in pg_locks, do not carry the
+-- signature keys (a word's hash): their objid is a keyed hash of each key. A
+-- trigger that fires after dedup's, while the row's locks are held, compares.
+CREATE TABLE sec_locks (id int PRIMARY KEY, body text);
+SELECT dedup.enable('sec_locks', 'body');
+CREATE FUNCTION sec_peek() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE held oid[]; keys oid[];
+BEGIN
+    SELECT array_agg(objid) INTO held FROM pg_locks
+     WHERE locktype = 'advisory' AND objsubid = 3565 AND pid = pg_backend_pid();
+    keys := string_to_array(trim(split_part(NEW.dedup_sig::text, ':', 2), '{}'), ',')::oid[];
+    RAISE NOTICE 'key locks held: %, as many as keys: %, showing a key: %',
+        cardinality(held) > 0, cardinality(held) = cardinality(keys), held && keys;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER zz_peek BEFORE INSERT ON sec_locks FOR EACH ROW EXECUTE FUNCTION sec_peek();
+INSERT INTO sec_locks VALUES (1, 'Confidential layoffs planned at Hooli: the memo lists two hundred engineers in Palo Alto');
+-- Only the extension's owner reads the secret.
+CREATE ROLE regress_dedup_peeker;
+SET ROLE regress_dedup_peeker;
+SELECT err($$SELECT secret FROM dedup.lock_secret$$);
+RESET ROLE;
+DROP ROLE regress_dedup_peeker;
+SELECT dedup.disable('sec_locks');
+DROP TABLE sec_locks;
+DROP FUNCTION sec_peek();
+
 -- A database that is not UTF-8 is refused at CREATE EXTENSION.
 SELECT current_database() AS regress_db \gset
 CREATE DATABASE regress_dedup_latin1 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0;
