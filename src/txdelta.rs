@@ -72,6 +72,20 @@ impl CollDelta {
         }
     }
 
+    /// The changes that undo these.
+    pub fn negated(&self) -> CollDelta {
+        CollDelta {
+            n_docs: -self.n_docs,
+            total_len: -self.total_len,
+            changes: -self.changes,
+            terms: self
+                .terms
+                .iter()
+                .map(|(t, &(df, cf))| (t.clone(), (-df, -cf)))
+                .collect(),
+        }
+    }
+
     /// Whether there is nothing to write.
     pub fn is_empty(&self) -> bool {
         self.changes == 0
@@ -420,16 +434,32 @@ impl TxDelta {
             .sum()
     }
 
-    /// Drops what is recorded for `coll` (its statistics were rebuilt from the
-    /// tables, which already hold this transaction's rows).
-    /// Open statements are marked [`Statement::recounted`].
-    pub fn forget(&mut self, coll: i32) {
+    /// Drops what is recorded for `coll`: its statistics were rebuilt from the
+    /// tables, which already hold this transaction's rows, in subtransaction `sub`
+    /// (the innermost). What `sub`'s own levels recorded goes; what outer levels
+    /// recorded is cancelled in `sub` instead, by its negation: if `sub` rolls back,
+    /// the rebuild goes with it and those changes count again (a `TRUNCATE` rolled
+    /// back to a savepoint leaves the rows inserted before it counted). Open
+    /// statements are marked [`Statement::recounted`].
+    pub fn forget(&mut self, sub: u32, coll: i32) {
+        let mut cancel = CollDelta::default();
         for l in &mut self.levels {
-            l.colls.remove(&coll);
+            if l.sub < sub {
+                if let Some(d) = l.colls.get(&coll) {
+                    cancel.merge(d.negated());
+                }
+            } else {
+                l.colls.remove(&coll);
+                if let Some(s) = &mut l.stmt {
+                    s.other.remove(&coll);
+                }
+            }
             if let Some(s) = &mut l.stmt {
-                s.other.remove(&coll);
                 s.recounted = true;
             }
+        }
+        if cancel.changes != 0 || cancel.n_docs != 0 || !cancel.terms.is_empty() {
+            self.add(sub, coll, None, |d| d.merge(cancel));
         }
     }
 
@@ -538,11 +568,37 @@ mod tests {
     }
 
     #[test]
+    fn a_rebuild_in_a_savepoint_that_rolls_back_leaves_earlier_changes_counted() {
+        // INSERT; SAVEPOINT a; TRUNCATE (the collection recomputed); ROLLBACK TO a.
+        let mut t = TxDelta::default();
+        t.add(1, 1, None, |d| doc(d, &[("a", 1), ("b", 2)], 1));
+        t.add(1, 1, None, |d| doc(d, &[("a", 1)], 1));
+        t.add(2, 1, None, |d| doc(d, &[("c", 1)], 1));
+        t.forget(2, 1);
+        assert_eq!(t.n_len(1), (0, 0));
+        assert_eq!(t.term(1, "a"), (0, 0));
+        t.abort_sub(2);
+        assert_eq!(t.n_len(1), (2, 4));
+        assert_eq!(t.term(1, "a"), (2, 2));
+        let one = t.take_one(1).unwrap_or_default();
+        assert_eq!((one.n_docs, one.changes), (2, 2));
+        // Released instead: the rebuild stands, and nothing is left to write.
+        let mut t = TxDelta::default();
+        t.add(1, 1, None, |d| doc(d, &[("a", 1)], 1));
+        t.add(2, 1, None, |d| doc(d, &[("c", 1)], 1));
+        t.forget(2, 1);
+        t.commit_sub(2, 1);
+        assert_eq!(t.n_len(1), (0, 0));
+        assert!(t.take_one(1).is_none());
+        assert!(t.take().is_empty());
+    }
+
+    #[test]
     fn forget_drops_one_collection() {
         let mut t = TxDelta::default();
         t.add(1, 1, None, |d| doc(d, &[("a", 1)], 1));
         t.add(2, 2, None, |d| doc(d, &[("a", 1)], 1));
-        t.forget(1);
+        t.forget(2, 1);
         assert_eq!(t.n_len(1), (0, 0));
         assert!(t.take_one(1).is_none());
         t.add(3, 2, None, |d| doc(d, &[("b", 2)], 1));
@@ -673,7 +729,7 @@ mod tests {
             s.returned = 2;
             s.inserted.push((10, 1));
         }
-        t.forget(1);
+        t.forget(1, 1);
         let (_, st, colls) = t.close_statement(10).expect("open");
         assert!(st.other.is_empty() && !colls.contains_key(&1));
         assert_eq!(st.repair(), Repair::Recompute);

@@ -94,7 +94,9 @@ pub(crate) fn with_own_terms<'t>(
 /// Forgets this transaction's unwritten changes to a collection whose statistics
 /// were just rebuilt from its tables (or which is gone).
 pub fn forget_own_changes(coll_id: i32) {
-    DELTA.with(|d| d.borrow_mut().forget(coll_id));
+    // SAFETY: reads the backend's transaction state.
+    let sub = unsafe { pg_sys::GetCurrentSubTransactionId() };
+    DELTA.with(|d| d.borrow_mut().forget(sub, coll_id));
 }
 
 /// The transaction aborted: its changes go with it.

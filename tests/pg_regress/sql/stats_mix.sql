@@ -120,6 +120,31 @@ SELECT stats_right('mix') AS mix_right, stats_right('mix_skip') AS mix_skip_righ
 SELECT (SELECT count(*) FROM mix) > 0 AS rows_left,
        (SELECT count(*) FROM dedup.rejected WHERE tbl = 'mix_skip'::regclass) >= 0 AS rejected_listed;
 
+-- A TRUNCATE rolled back to a savepoint: the rows inserted before the savepoint
+-- stay counted (the TRUNCATE's recompute goes with the savepoint); released, the
+-- recompute stands.
+CREATE TABLE tr_sp (id int PRIMARY KEY, body text);
+SELECT dedup.enable('tr_sp', 'body') AS backfilled;
+BEGIN;
+INSERT INTO tr_sp VALUES (1, 'погода в москве и движение по реке сегодня'), (2, 'выборы в регионе и новый губернатор');
+SAVEPOINT a;
+TRUNCATE tr_sp;
+INSERT INTO tr_sp VALUES (3, 'биржа нефть рубль');
+ROLLBACK TO a;
+INSERT INTO tr_sp VALUES (4, 'рубль доллар биржа нефть');
+COMMIT;
+SELECT count(*) AS rows, stats_right('tr_sp') AS right_after_rollback_to_savepoint FROM tr_sp;
+BEGIN;
+INSERT INTO tr_sp VALUES (5, 'снег в петербурге');
+SAVEPOINT a;
+TRUNCATE tr_sp;
+INSERT INTO tr_sp VALUES (6, 'биржа нефть рубль');
+RELEASE a;
+COMMIT;
+SELECT count(*) AS rows, stats_right('tr_sp') AS right_after_release FROM tr_sp;
+SELECT dedup.disable('tr_sp');
+DROP TABLE tr_sp;
+
 -- A statement whose row trigger was disabled by hand is not followed (its rows
 -- are not all taken for dropped).
 ALTER TABLE mix DISABLE TRIGGER dedup_row_stored;
