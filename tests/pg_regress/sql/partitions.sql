@@ -395,3 +395,19 @@ SELECT s.n_docs FROM dedup.collection_stats s JOIN dedup.collections c ON c.id =
 SELECT count(*) AS statement_triggers FROM pg_trigger WHERE tgrelid = 'kcon_1'::regclass AND tgname LIKE 'dedup_statement%';
 SELECT dedup.disable('kcon');
 DROP TABLE kcon;
+
+-- A table of a composite key renamed, and a new one of the old name enabled: the
+-- old table keeps rot_dedup_key, the new one gets rot_dedup_key1, and enable
+-- accepts the type it made.
+CREATE TABLE rot (id int, day date, body text, PRIMARY KEY (id, day));
+SELECT dedup.enable('rot', 'body');
+ALTER TABLE rot RENAME TO rot_old;
+CREATE TABLE rot (id int, day date, body text, PRIMARY KEY (id, day));
+SELECT dedup.enable('rot', 'body', collection => 'rot_new');
+SELECT format_type(atttypid, atttypmod) AS key_type FROM pg_attribute
+ WHERE attrelid = 'rot'::regclass AND attname = 'duplicate_of';
+INSERT INTO rot VALUES (1, '2024-01-01', 'Мост через реку откроют в мае после ремонта пролётов.'),
+                       (2, '2024-01-02', 'Мост через реку откроют в мае после ремонта пролётов.');
+SELECT id, duplicate_of FROM rot ORDER BY id;
+SELECT dedup.disable('rot'), dedup.disable('rot_old');
+DROP TABLE rot, rot_old;
