@@ -266,6 +266,37 @@ CREATE EVENT TRIGGER dedup_partition_dropping ON ddl_command_start
 CREATE EVENT TRIGGER dedup_partitions_changed ON ddl_command_end
     WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION dedup._partitions_changed();
 
+-- A table that inherits (INHERITS, or ALTER TABLE ... INHERIT) from an enabled
+-- table is refused: it gets none of the enabled table's triggers, while every read
+-- of the enabled table reads its rows as its own.
+CREATE FUNCTION dedup._no_inheritance() RETURNS event_trigger
+SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+DECLARE
+    child regclass;
+    parent regclass;
+BEGIN
+    IF to_regclass('dedup.enabled_tables') IS NULL
+       OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' THEN
+        RETURN;
+    END IF;
+    SELECT i.inhrelid::pg_catalog.regclass, i.inhparent::pg_catalog.regclass INTO child, parent
+    FROM pg_catalog.pg_event_trigger_ddl_commands() c
+    JOIN pg_catalog.pg_inherits i ON i.inhrelid = c.objid
+    JOIN pg_catalog.pg_class p ON p.oid = i.inhparent AND p.relkind = 'r'
+    WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+      AND EXISTS (SELECT 1 FROM dedup.enabled_tables x WHERE x.tbl::pg_catalog.oid = i.inhparent)
+    LIMIT 1;
+    IF child IS NOT NULL THEN
+        RAISE EXCEPTION 'table % cannot inherit from %, which is enabled for deduplication', child, parent
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'its rows would be read as the enabled table''s and never checked: use declarative partitioning, which pg_dedup follows';
+    END IF;
+END $$;
+COMMENT ON FUNCTION dedup._no_inheritance() IS
+    'Event trigger: refuses a table that inherits from an enabled table (its rows would be read, never checked)';
+CREATE EVENT TRIGGER dedup_no_inheritance ON ddl_command_end
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION dedup._no_inheritance();
+
 -- A table's name, schema-qualified whatever the search_path: how statements on the
 -- extension's tables name a table on Citus, where each node has its own OID for it.
 -- Declared IMMUTABLE, which it is only while the table keeps its name, because
@@ -474,6 +505,16 @@ BEGIN
         RAISE EXCEPTION '% is not a table that outlives the session', tbl
             USING ERRCODE = 'wrong_object_type',
                   HINT = 'enable a table or a partitioned table, not a view or a temporary table';
+    END IF;
+    -- Inheritance children (INHERITS, not partitions) get none of the table's
+    -- triggers, while every read of the table reads their rows as its own.
+    SELECT i.inhrelid::pg_catalog.regclass INTO other FROM pg_catalog.pg_inherits i
+    JOIN pg_catalog.pg_class c ON c.oid = i.inhparent AND c.relkind = 'r'
+    WHERE i.inhparent = tbl LIMIT 1;
+    IF other IS NOT NULL THEN
+        RAISE EXCEPTION 'table % has inheritance children (%)', tbl, other
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'their rows would be read as the table''s and never checked: use declarative partitioning, which pg_dedup follows';
     END IF;
     IF EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.tbl = enable.tbl) THEN
         RAISE EXCEPTION 'table % is already enabled for deduplication', tbl

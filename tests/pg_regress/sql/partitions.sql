@@ -411,3 +411,19 @@ INSERT INTO rot VALUES (1, '2024-01-01', 'Мост через реку откр�
 SELECT id, duplicate_of FROM rot ORDER BY id;
 SELECT dedup.disable('rot'), dedup.disable('rot_old');
 DROP TABLE rot, rot_old;
+
+-- Inheritance children (INHERITS, not partitions) get none of the triggers, and
+-- every read of the parent reads their rows: refused at enable, and refused when
+-- one would appear later.
+CREATE TABLE ip (id int PRIMARY KEY, body text);
+CREATE TABLE ic (PRIMARY KEY (id)) INHERITS (ip);
+SELECT err($$SELECT dedup.enable('ip', 'body')$$);
+DROP TABLE ic;
+SELECT dedup.enable('ip', 'body');
+SELECT err($$CREATE TABLE ic (PRIMARY KEY (id)) INHERITS (ip)$$);
+CREATE TABLE ic2 (id int PRIMARY KEY, body text, dedup_doc dedup.document, dedup_sig dedup.signature,
+                  duplicate_of int, dedup_verdict dedup.verdict);
+SELECT err($$ALTER TABLE ic2 INHERIT ip$$);
+SELECT count(*) AS children FROM pg_inherits WHERE inhparent = 'ip'::regclass;
+SELECT dedup.disable('ip');
+DROP TABLE ip, ic2;
