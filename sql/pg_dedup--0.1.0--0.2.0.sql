@@ -445,10 +445,13 @@ CREATE EVENT TRIGGER dedup_partition_dropping ON ddl_command_start
 CREATE EVENT TRIGGER dedup_partitions_changed ON ddl_command_end
     WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION dedup._partitions_changed();
 
--- A table that inherits (INHERITS, or ALTER TABLE ... INHERIT) from an enabled
--- table is refused: it gets none of the enabled table's triggers, while every read
--- of the enabled table reads its rows as its own.
-CREATE FUNCTION dedup._no_inheritance() RETURNS event_trigger
+-- DDL that would leave an enabled table in a state pg_dedup cannot follow is
+-- refused:
+-- - a table that inherits from it (INHERITS, or ALTER TABLE ... INHERIT) gets none
+--   of its triggers, while every read of the enabled table reads its rows;
+-- - FORCE ROW LEVEL SECURITY on it or one of its partitions: pg_dedup reads the
+--   table as its owner, whom the policies would then hide rows from.
+CREATE FUNCTION dedup._unsupported_ddl() RETURNS event_trigger
 SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 DECLARE
     child regclass;
@@ -470,11 +473,24 @@ BEGIN
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'its rows would be read as the enabled table''s and never checked: use declarative partitioning, which pg_dedup follows';
     END IF;
+    SELECT r.oid::pg_catalog.regclass INTO child
+    FROM pg_catalog.pg_event_trigger_ddl_commands() c
+    JOIN pg_catalog.pg_class r ON r.oid = c.objid
+    WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND r.relforcerowsecurity
+      AND EXISTS (SELECT 1 FROM dedup.enabled_tables x
+                  WHERE x.tbl::pg_catalog.oid = r.oid
+                     OR x.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(r.oid) a))
+    LIMIT 1;
+    IF child IS NOT NULL THEN
+        RAISE EXCEPTION 'table % is enabled for deduplication: its owner cannot be put under its row-level security', child
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'pg_dedup reads the table as its owner, and must read every row; the policies apply to every other role without FORCE';
+    END IF;
 END $$;
-COMMENT ON FUNCTION dedup._no_inheritance() IS
-    'Event trigger: refuses a table that inherits from an enabled table (its rows would be read, never checked)';
-CREATE EVENT TRIGGER dedup_no_inheritance ON ddl_command_end
-    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION dedup._no_inheritance();
+COMMENT ON FUNCTION dedup._unsupported_ddl() IS
+    'Event trigger: refuses an inheritance child of an enabled table, and FORCE ROW LEVEL SECURITY on one';
+CREATE EVENT TRIGGER dedup_unsupported_ddl ON ddl_command_end
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION dedup._unsupported_ddl();
 
 -- A table's name, schema-qualified whatever the search_path: how statements on the
 -- extension's tables name a table on Citus, where each node has its own OID for it.
@@ -695,6 +711,15 @@ BEGIN
         RAISE EXCEPTION 'table % has inheritance children (%)', tbl, other
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'their rows would be read as the table''s and never checked: use declarative partitioning, which pg_dedup follows';
+    END IF;
+    SELECT c.oid::pg_catalog.regclass INTO other FROM pg_catalog.pg_class c
+    WHERE c.relforcerowsecurity
+      AND (c.oid = tbl OR c.oid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree(tbl) t))
+    ORDER BY c.oid = tbl DESC LIMIT 1;
+    IF other IS NOT NULL THEN
+        RAISE EXCEPTION 'table % has FORCE ROW LEVEL SECURITY', other
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'pg_dedup reads the table as its owner, and must read every row: ALTER TABLE ... NO FORCE ROW LEVEL SECURITY (the policies still apply to every other role)';
     END IF;
     IF EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.tbl = enable.tbl) THEN
         RAISE EXCEPTION 'table % is already enabled for deduplication', tbl
