@@ -5,7 +5,7 @@
 //!
 //! | option | default | range | what |
 //! |---|---|---|---|
-//! | `max_document_bytes` | 10485760 | 1024 .. 1073741824 (1 GB, as the setting) | a longer text is stored unchecked, with a WARNING |
+//! | `max_document_bytes` | 10485760 | 1024 .. 1073741824 (1 GB, as the setting) | a longer text is stored unchecked, with a WARNING; a longer title is left out of the check |
 //! | `min_word_length` | 3 | 1 .. 64 | shorter words (in characters) are not terms |
 //! | `min_shared_keys` | 4 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
 //! | `similarity_threshold` | 0.8 | 0 .. 1 | `longest` signatures are candidates at this similarity |
@@ -97,23 +97,39 @@ impl Limits {
         Ok(l)
     }
 
-    /// What of a text is over its limit, if anything: the body or title over
-    /// `max_document_bytes`, or the source over [`MAX_SOURCE_BYTES`].
-    pub fn over(&self, body: &str, title: Option<&str>, source: Option<&str>) -> Option<Over> {
-        let max = self.max_document_bytes;
-        [
-            ("text", Some(body), max),
-            ("title", title, max),
-            ("source", source, MAX_SOURCE_BYTES),
-        ]
-        .into_iter()
-        .find_map(|(what, s, limit)| {
-            s.filter(|s| s.len() > limit).map(|s| Over {
-                what,
-                bytes: s.len(),
-                limit,
-            })
+    /// The body over `max_document_bytes`, if it is: the row is then stored
+    /// unchecked (the text is what is compared).
+    pub fn body_over(&self, body: &str) -> Option<Over> {
+        (body.len() > self.max_document_bytes).then_some(Over {
+            what: "text",
+            bytes: body.len(),
+            limit: self.max_document_bytes,
         })
+    }
+
+    /// The title and source a text is checked with: one over its limit (the title
+    /// over `max_document_bytes`, the source over [`MAX_SOURCE_BYTES`]) is left
+    /// out, and listed, so that padding them cannot take a text past its check.
+    pub fn side_fields<'a>(
+        &self,
+        title: Option<&'a str>,
+        source: Option<&'a str>,
+    ) -> (Option<&'a str>, Option<&'a str>, Vec<Over>) {
+        let mut left_out = Vec::new();
+        let mut keep = |what, s: Option<&'a str>, limit: usize| match s {
+            Some(s) if s.len() > limit => {
+                left_out.push(Over {
+                    what,
+                    bytes: s.len(),
+                    limit,
+                });
+                None
+            }
+            s => s,
+        };
+        let title = keep("title", title, self.max_document_bytes);
+        let source = keep("source", source, MAX_SOURCE_BYTES);
+        (title, source, left_out)
     }
 }
 
@@ -150,23 +166,30 @@ mod tests {
         assert_eq!(l.min_word_length, 4);
         assert_eq!(l.min_shared_keys, 3);
         assert_eq!(l.similarity_threshold, 0.5);
+        assert_eq!(l.body_over(&"x".repeat(2049)).map(|o| o.what), Some("text"));
+        assert!(l.body_over("x").is_none());
         assert_eq!(
-            l.over(&"x".repeat(2049), None, None).map(|o| o.what),
-            Some("text")
+            l.side_fields(Some("y"), Some("z")),
+            (Some("y"), Some("z"), vec![])
         );
-        assert!(l.over("x", Some("y"), Some("z")).is_none());
+        let long_title = "y".repeat(2049);
+        let long_source = "s".repeat(MAX_SOURCE_BYTES + 1);
+        let (t, s, out) = l.side_fields(Some(&long_title), Some(&long_source));
+        assert_eq!((t, s), (None, None));
         assert_eq!(
-            l.over("x", Some(&"y".repeat(2049)), None).map(|o| o.what),
-            Some("title")
-        );
-        let o = l.over("x", None, Some(&"s".repeat(MAX_SOURCE_BYTES + 1)));
-        assert_eq!(
-            o,
-            Some(Over {
-                what: "source",
-                bytes: MAX_SOURCE_BYTES + 1,
-                limit: MAX_SOURCE_BYTES
-            })
+            out,
+            vec![
+                Over {
+                    what: "title",
+                    bytes: 2049,
+                    limit: 2048
+                },
+                Over {
+                    what: "source",
+                    bytes: MAX_SOURCE_BYTES + 1,
+                    limit: MAX_SOURCE_BYTES
+                }
+            ]
         );
     }
 

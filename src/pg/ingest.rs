@@ -1081,23 +1081,40 @@ fn analyze(
     .unwrap_or_else(|e| raise(e))
 }
 
-/// What of a text is over its collection's `max_document_bytes`, or a source
-/// over `limits::MAX_SOURCE_BYTES` (see [`crate::limits`]). The trigger then
-/// stores the row unchecked with a WARNING (nothing is lost); `is_duplicate`
-/// answers false.
-fn over_limit(
+/// The title and source `cfg`'s collection checks a text with: one over its limit
+/// is left out, with a WARNING (see `Limits::side_fields`).
+fn side_fields<'a>(
     cfg: &TableConfig,
-    body: &str,
-    title: Option<&str>,
-    source: Option<&str>,
-) -> Option<crate::limits::Over> {
-    cfg.coll.limits.over(body, title, source)
+    title: Option<&'a str>,
+    source: Option<&'a str>,
+) -> (Option<&'a str>, Option<&'a str>) {
+    let (title, source, left_out) = cfg.coll.limits.side_fields(title, source);
+    for o in left_out {
+        let limit = if o.what == "source" {
+            format!("the {} bytes a source may have", o.limit)
+        } else {
+            format!(
+                "the max_document_bytes of collection \"{}\" ({})",
+                cfg.coll.name, o.limit
+            )
+        };
+        pgrx::ereport!(
+            WARNING,
+            PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+            format!(
+                "{} of {} bytes is over {limit}: the text is checked without it",
+                o.what, o.bytes
+            )
+        );
+    }
+    (title, source)
 }
 
 /// The trigger's per-row work (`dedup._trigger()`, src/pg/trigger.rs): a NULL
-/// body is stored and never matches; a text over `dedup.max_document_bytes` is
-/// stored unchecked with a WARNING; anything else is checked and added to the
-/// collection statistics as `store` says.
+/// body is stored and never matches; a text over its collection's
+/// `max_document_bytes` is stored unchecked with a WARNING (a title or source over
+/// its limit is left out of the check instead, with a WARNING); anything else is
+/// checked and added to the collection statistics as `store` says.
 #[allow(clippy::too_many_arguments)]
 pub fn check_row(
     cfg: &TableConfig,
@@ -1120,25 +1137,18 @@ pub fn check_row(
     let Some(body) = body else {
         return unchecked;
     };
-    if let Some(o) = over_limit(cfg, body, title, source) {
-        let limit = if o.what == "source" {
-            format!("the {} bytes a source may have", o.limit)
-        } else {
-            format!(
-                "the max_document_bytes of collection \"{}\" ({})",
-                cfg.coll.name, o.limit
-            )
-        };
+    if let Some(o) = cfg.coll.limits.body_over(body) {
         pgrx::ereport!(
             WARNING,
             PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
             format!(
-                "{} of {} bytes is over {limit}: row stored without a duplicate check",
-                o.what, o.bytes
+                "text of {} bytes is over the max_document_bytes of collection \"{}\" ({}): row stored without a duplicate check",
+                o.bytes, cfg.coll.name, o.limit
             )
         );
         return unchecked;
     }
+    let (title, source) = side_fields(cfg, title, source);
     let doc = analyze(cfg, body, title, published_at, source);
     let model = model.or(cfg.model.as_deref());
     check(cfg, doc, model, self_key, store)
@@ -1165,9 +1175,10 @@ pub fn _is_duplicate(
     as_owner(|| {
         let cfg = table_config(tbl);
         let Some(body) = body else { return false };
-        if over_limit(&cfg, body, title, source).is_some() {
+        if cfg.coll.limits.body_over(body).is_some() {
             return false;
         }
+        let (title, source) = side_fields(&cfg, title, source);
         let doc = analyze(&cfg, body, title, published_at, source);
         check(&cfg, doc, cfg.model.as_deref(), None, Store::Nothing)
             .original

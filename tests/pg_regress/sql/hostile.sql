@@ -98,14 +98,19 @@ SELECT dedup.drop_collection('hostile_q');
 SELECT err($$SELECT '{"v":1,"terms":{"a\u0000b":1}}'::dedup.document$$);
 SELECT err($$SELECT '{"v":1,"source":"\u0000"}'::dedup.document$$);
 -- A source is a name or an address: one over 4,096 bytes is refused by
--- to_document, and a row carrying one is stored unchecked with a WARNING, as an
--- over-long text is (its document would hold the whole source).
+-- to_document. A row carrying one (or a title over max_document_bytes) is
+-- checked without it, with a WARNING: padding them does not take a copy past
+-- action 'error'.
 SELECT err($$SELECT dedup.to_document('Курс доллара вырос до 92 рублей.', source => repeat('s', 4097))$$);
 SELECT dedup.to_document('Курс доллара вырос до 92 рублей.', source => repeat('s', 4096)) IS NOT NULL AS source_at_limit;
-CREATE TABLE long_src (id int PRIMARY KEY, body text, src text);
-SELECT dedup.enable('long_src', 'body', source => 'src');
-INSERT INTO long_src VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей.', repeat('s', 100000));
-SELECT id, dedup_doc IS NULL AS unchecked FROM long_src;
+CREATE TABLE long_src (id int PRIMARY KEY, body text, title text, src text);
+SELECT dedup.enable('long_src', 'body', title => 'title', source => 'src', action => 'error');
+SELECT dedup.set_collection_options('long_src', '{"max_document_bytes": 2048}');
+INSERT INTO long_src VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей.', NULL, repeat('s', 100000));
+SELECT id, dedup_doc IS NULL AS unchecked, dedup.summary(dedup_doc)->>'source' AS source FROM long_src;
+SELECT err($$INSERT INTO long_src VALUES (2, 'Курс доллара на Московской бирже вырос до 92 рублей.', NULL, repeat('t', 5000))$$);
+SELECT err($$INSERT INTO long_src VALUES (3, 'Курс доллара на Московской бирже вырос до 92 рублей.', repeat('t', 3000), 'tass')$$);
+SELECT dedup.is_duplicate('long_src', 'Курс доллара на Московской бирже вырос до 92 рублей.', NULL, NULL, repeat('x', 4097)) AS found;
 SELECT dedup.disable('long_src');
 DROP TABLE long_src;
 -- The TRUNCATE trigger's recompute: STRICT, an unknown collection is 42704, and
