@@ -489,9 +489,6 @@ DECLARE
     leaf_idx regclass;
     n bigint;
     lim_bytes bigint;
-    lim_words int;
-    saved_words text;
-    saved_bytes text;
 BEGIN
     IF tbl IS NULL OR body IS NULL THEN
         RAISE EXCEPTION 'tbl and body must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -678,30 +675,23 @@ BEGIN
 
     -- Backfill in one pass: documents, then statistics and signatures by recompute,
     -- then duplicate marks from the same pairwise decision as dedup.pairs.
-    -- A text over the collection's max_document_bytes is stored unchecked, as the
-    -- trigger does, and words are kept by the collection's min_word_length.
-    SELECT l.max_document_bytes, l.min_word_length INTO lim_bytes, lim_words
-    FROM dedup.collection_limits(coll) l;
-    saved_words := current_setting('dedup.min_word_length');
-    saved_bytes := current_setting('dedup.max_document_bytes');
-    PERFORM set_config('dedup.min_word_length', lim_words::text, true);
-    PERFORM set_config('dedup.max_document_bytes', lim_bytes::text, true);
+    -- Each text is analysed as the trigger analyses it (dedup._table_document: the
+    -- collection's language and limits, not the session's settings): one over the
+    -- collection's max_document_bytes is stored unchecked, a title or source over
+    -- its limit is left out.
+    SELECT l.max_document_bytes INTO lim_bytes FROM dedup.collection_limits(coll) l;
     -- (A distributed table is empty, see above: Citus would refuse the CASE.)
     n := 0;
     IF NOT distributed THEN
-        EXECUTE format('UPDATE %1$s SET dedup_doc = CASE WHEN octet_length(%2$I::text) <= $1 '
-                       '    THEN dedup.to_document(%2$I::text, %3$s, %4$s, %5$s, %6$L) END, '
+        EXECUTE format('UPDATE %1$s SET dedup_doc = dedup._table_document($2, %2$I::text, %3$s, %4$s, %5$s), '
                        'dedup_verdict = CASE WHEN octet_length(%2$I::text) <= $1 THEN ''distinct''::dedup.verdict END',
                        tbl, body,
                        CASE WHEN title IS NULL THEN 'NULL' ELSE format('%I::text', title) END,
                        CASE WHEN published_at IS NULL THEN 'NULL' ELSE format('%I::timestamptz', published_at) END,
-                       CASE WHEN source IS NULL THEN 'NULL' ELSE format('%I::text', source) END,
-                       (SELECT c.lang FROM dedup.collections c WHERE c.id = coll_id))
-        USING lim_bytes;
+                       CASE WHEN source IS NULL THEN 'NULL' ELSE format('%I::text', source) END)
+        USING lim_bytes, tbl::oid;
         GET DIAGNOSTICS n = ROW_COUNT;
     END IF;
-    PERFORM set_config('dedup.min_word_length', saved_words, true);
-    PERFORM set_config('dedup.max_document_bytes', saved_bytes, true);
     RAISE NOTICE 'enable %: % existing rows read', tbl, n;
     IF n > 0 THEN
         PERFORM dedup.recompute(coll);

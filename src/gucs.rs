@@ -11,7 +11,10 @@
 //! | `dedup.document_cache_size` | 32MB | 0 .. 1GB | per-backend memory for decoded, weighed documents (0 = off) |
 //! | `dedup.prune_candidates` | on | on, off | rule candidates out by bounds before weighing them (same decisions; off weighs every candidate) |
 //!
-//! All are `USERSET`: a session or a single transaction (`SET LOCAL`) may change them.
+//! All but `dedup.max_document_bytes` are `USERSET`: a session or a single
+//! transaction (`SET LOCAL`) may change them. `dedup.max_document_bytes` is
+//! `SUSET`, as `temp_file_limit` is: analysing a text costs memory in proportion to
+//! it, so raising it is the superuser's to give (`GRANT SET ON PARAMETER`).
 
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -31,11 +34,11 @@ pub fn init() {
     GucRegistry::define_int_guc(
         c"dedup.max_document_bytes",
         c"Largest text, in bytes, that dedup.to_document accepts.",
-        c"Larger input raises SQLSTATE 54000. Range 1kB to 1GB.",
+        c"Larger input raises SQLSTATE 54000. Range 1kB to 1GB. Superuser-only, as temp_file_limit is (GRANT SET ON PARAMETER gives it to a role): a text costs memory in proportion to it.",
         &MAX_DOCUMENT_BYTES,
         1024,
         1024 * 1024 * 1024,
-        GucContext::Userset,
+        GucContext::Suset,
         GucFlags::UNIT_BYTE,
     );
     GucRegistry::define_int_guc(

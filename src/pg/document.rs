@@ -61,7 +61,7 @@ fn check_size(what: &str, s: &str) {
                 "{what} is {} bytes, over the limit of {limit} bytes",
                 s.len()
             ),
-            hint: Some("raise dedup.max_document_bytes, or split the text".into()),
+            hint: Some("split the text, or have a superuser raise dedup.max_document_bytes (GRANT SET ON PARAMETER lets a role do it)".into()),
         });
     }
 }

@@ -1160,6 +1160,35 @@ pub fn forget(cfg: &TableConfig, doc: &DocumentDatum, row_trigger: bool) {
     stats::remove(cfg.coll.id, &doc.decode(), row_trigger.then_some(cfg.tbl));
 }
 
+/// The document the trigger would store for a row of `tbl` with this text: the
+/// collection's language and `min_word_length`, NULL for a text over its
+/// `max_document_bytes`, a title or source over its limit left out (with a
+/// WARNING). `dedup.enable`'s backfill analyses the existing rows with it, as the
+/// trigger analyses new ones (the session's settings play no part).
+#[pg_extern(stable, parallel_unsafe)]
+pub fn _table_document(
+    tbl: Option<pg_sys::Oid>,
+    body: Option<&str>,
+    title: Option<&str>,
+    published_at: Option<TimestampWithTimeZone>,
+    source: Option<&str>,
+) -> Option<DocumentDatum> {
+    let tbl = crate::pg::types::required(tbl, "table");
+    let body = body?;
+    let cfg = as_owner(|| table_config(tbl));
+    if cfg.coll.limits.body_over(body).is_some() {
+        return None;
+    }
+    let (title, source) = side_fields(&cfg, title, source);
+    Some(DocumentDatum::from_document(&analyze(
+        &cfg,
+        body,
+        title,
+        published_at,
+        source,
+    )))
+}
+
 /// Whether the text would be a duplicate in `tbl`: the trigger's decision, without
 /// inserting anything or touching statistics. Uses the table's model.
 #[pg_extern(stable)]

@@ -111,6 +111,11 @@ SELECT id, dedup_doc IS NULL AS unchecked, dedup.summary(dedup_doc)->>'source' A
 SELECT err($$INSERT INTO long_src VALUES (2, 'Курс доллара на Московской бирже вырос до 92 рублей.', NULL, repeat('t', 5000))$$);
 SELECT err($$INSERT INTO long_src VALUES (3, 'Курс доллара на Московской бирже вырос до 92 рублей.', repeat('t', 3000), 'tass')$$);
 SELECT dedup.is_duplicate('long_src', 'Курс доллара на Московской бирже вырос до 92 рублей.', NULL, NULL, repeat('x', 4097)) AS found;
+-- enable's backfill reads existing rows the same way (it used to fail on such a
+-- source), with the collection's limits and not the session's.
+SELECT dedup.disable('long_src');
+SELECT dedup.enable('long_src', 'body', title => 'title', source => 'src', collection => 'long_src');
+SELECT id, dedup_doc IS NULL AS unchecked, dedup.summary(dedup_doc)->>'source' AS source FROM long_src;
 SELECT dedup.disable('long_src');
 DROP TABLE long_src;
 -- The TRUNCATE trigger's recompute: STRICT, an unknown collection is 42704, and

@@ -51,8 +51,9 @@ INSERT INTO sec_error (body) VALUES ('Театр представил премь
 SELECT err($$INSERT INTO sec_error (body) VALUES ('Театр представил премьеру сезона: постановку по роману Булгакова.')$$);
 -- What the trigger enforces is the collection's: the writer's session settings
 -- do not turn 'error' off.
+-- (dedup.max_document_bytes is the superuser's to give: 42501.)
+SELECT err($$SET dedup.max_document_bytes = '1GB'$$);
 BEGIN;
-SET LOCAL dedup.max_document_bytes = '1kB';
 SET LOCAL dedup.min_word_length = 64;
 SET LOCAL dedup.min_shared_keys = 256;
 SET LOCAL dedup.similarity_threshold = 1;
