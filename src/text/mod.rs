@@ -83,9 +83,23 @@ struct Visible<'a> {
     links: u32,
 }
 
-/// Markup removal: HTML if it looks like HTML, then Telegram markdown. Plain text
-/// without markup is borrowed, not copied.
+/// Markup removal: HTML if it looks like HTML, then Telegram markdown, then zero
+/// width spaces (U+200B), which Unicode word segmentation takes for a break but
+/// which show nothing: "Ку\u{200B}рс" is the word "Курс", and a copy sprinkled
+/// with them is still a copy. Plain text without any is borrowed, not copied.
 fn visible(input: &str) -> Visible<'_> {
+    let v = visible_markup(input);
+    if !v.text.contains('\u{200B}') {
+        return v;
+    }
+    Visible {
+        text: Cow::Owned(v.text.replace('\u{200B}', "")),
+        ..v
+    }
+}
+
+/// [`visible`] before the zero-width spaces go.
+fn visible_markup(input: &str) -> Visible<'_> {
     let h = html::strip(input);
     // In HTML, bare URLs are the labels of already counted <a href> tags.
     let count_bare_urls = !h.html;

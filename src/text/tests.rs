@@ -50,6 +50,17 @@ fn required_example() {
 }
 
 #[test]
+fn zero_width_spaces_inside_words_are_not_breaks() {
+    let o = opts(Lang::Auto, 3);
+    let plain = "Курс доллара вырос до 92 рублей";
+    let sprinkled = "Ку\u{200B}рс до\u{200B}ллара выр\u{200B}ос до 9\u{200B}2 рублей\u{200B}";
+    assert_eq!(tokens(sprinkled, &o), tokens(plain, &o));
+    assert_eq!(fingerprint(sprinkled), fingerprint(plain));
+    assert_eq!(numbers(sprinkled), numbers(plain));
+    assert_eq!(doc(sprinkled).terms, doc(plain).terms);
+}
+
+#[test]
 fn yo_folds_to_ye() {
     let o = opts(Lang::Auto, 1);
     assert_eq!(tokens("Ёлка ЁЖИК всё", &o), tokens("елка ежик все", &o));
