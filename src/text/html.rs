@@ -122,8 +122,10 @@ fn tag_continues(b: &[u8], k: usize) -> bool {
 
 /// Visible text of `s`. Input that does not look like HTML keeps its whitespace
 /// and is only entity-decoded (RSS titles often carry "&amp;" without tags); it is
-/// borrowed unchanged when it holds no entity.
-pub(crate) fn strip(s: &str) -> Stripped<'_> {
+/// borrowed unchanged when it holds no entity. `progress` is called about once per
+/// [`super::MARKUP_BYTES_PER_CHECK`] bytes of HTML; when it answers false the pass
+/// stops, and its text is incomplete (the caller drops it).
+pub(crate) fn strip<'s>(s: &'s str, progress: &mut dyn FnMut() -> bool) -> Stripped<'s> {
     if !looks_like_html(s) {
         return Stripped {
             text: decode_entities(s),
@@ -140,7 +142,7 @@ pub(crate) fn strip(s: &str) -> Stripped<'_> {
         links: 0,
         quotes_ok: true,
     };
-    p.run();
+    p.run(progress);
     Stripped {
         text: Cow::Owned(p.out),
         html: true,
@@ -162,9 +164,16 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
-    fn run(&mut self) {
+    fn run(&mut self, progress: &mut dyn FnMut() -> bool) {
         let mut i = 0;
+        let mut next_check = super::MARKUP_BYTES_PER_CHECK;
         while i < self.b.len() {
+            if i >= next_check {
+                if !progress() {
+                    return;
+                }
+                next_check = i + super::MARKUP_BYTES_PER_CHECK;
+            }
             let next = self.s[i..].find('<').map_or(self.b.len(), |p| i + p);
             self.text(&self.s[i..next]);
             if next >= self.b.len() {
@@ -405,6 +414,22 @@ fn decode_entity(t: &str, i: usize, out: &mut String) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn strip(s: &str) -> Stripped<'_> {
+        super::strip(s, &mut || true)
+    }
+
+    #[test]
+    fn a_pass_of_many_tags_calls_progress_and_stops_when_told() {
+        let s = "<p>".repeat(super::super::MARKUP_BYTES_PER_CHECK);
+        let mut calls = 0;
+        let r = super::strip(&s, &mut || {
+            calls += 1;
+            calls < 2
+        });
+        assert_eq!(calls, 2);
+        assert!(r.text.len() < s.len());
+    }
 
     fn vis(s: &str) -> (String, u32, u32) {
         let r = strip(s);

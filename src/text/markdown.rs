@@ -10,15 +10,29 @@ use std::borrow::Cow;
 
 /// Visible text and the number of links found. `count_bare_urls` is false for
 /// HTML input, whose `<a href>` tags were already counted and whose bare URLs are
-/// almost always the visible label of such a tag.
-pub(crate) fn clean(s: &str, count_bare_urls: bool) -> (Cow<'_, str>, u32) {
+/// almost always the visible label of such a tag. `progress` is called about once
+/// per [`super::MARKUP_BYTES_PER_CHECK`] bytes; when it answers false the pass
+/// stops, and its text is incomplete (the caller drops it).
+pub(crate) fn clean<'s>(
+    s: &'s str,
+    count_bare_urls: bool,
+    progress: &mut dyn FnMut() -> bool,
+) -> (Cow<'s, str>, u32) {
     if !needs_work(s) {
         return (Cow::Borrowed(s), 0);
     }
     let mut out = String::with_capacity(s.len());
     let mut links = 0u32;
     let mut rest = s;
+    let mut next_check = super::MARKUP_BYTES_PER_CHECK;
     loop {
+        let done = s.len() - rest.len();
+        if done >= next_check {
+            if !progress() {
+                break;
+            }
+            next_check = done + super::MARKUP_BYTES_PER_CHECK;
+        }
         let Some(p) = rest.find('[') else {
             plain(rest, &mut out, &mut links, count_bare_urls);
             break;
@@ -161,6 +175,22 @@ fn plain(s: &str, out: &mut String, links: &mut u32, count_urls: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn clean(s: &str, count_bare_urls: bool) -> (Cow<'_, str>, u32) {
+        super::clean(s, count_bare_urls, &mut || true)
+    }
+
+    #[test]
+    fn a_pass_of_many_links_calls_progress() {
+        let s = "[a](b) ".repeat(super::super::MARKUP_BYTES_PER_CHECK / 2);
+        let mut calls = 0;
+        let (_, links) = super::clean(&s, true, &mut || {
+            calls += 1;
+            true
+        });
+        assert_eq!(calls, 3);
+        assert_eq!(links as usize, super::super::MARKUP_BYTES_PER_CHECK / 2);
+    }
 
     fn md(s: &str) -> (String, u32) {
         let (t, n) = clean(s, true);

@@ -88,34 +88,55 @@ struct Visible<'a> {
 /// which show nothing: "Ку\u{200B}рс" is the word "Курс", and a copy sprinkled
 /// with them is still a copy. Plain text without any is borrowed, not copied.
 fn visible(input: &str) -> Visible<'_> {
-    let v = visible_markup(input);
-    if !v.text.contains('\u{200B}') {
-        return v;
-    }
-    Visible {
-        text: Cow::Owned(v.text.replace('\u{200B}', "")),
-        ..v
-    }
+    finished(visible_checked(
+        input,
+        &mut Pacer::new(&mut unstoppable(), 1),
+    ))
 }
 
-/// [`visible`] before the zero-width spaces go.
-fn visible_markup(input: &str) -> Visible<'_> {
-    let h = html::strip(input);
+/// [`visible`], calling the pacer's check about once per [`MARKUP_BYTES_PER_CHECK`]
+/// bytes of a markup pass (a text of many small tags or links is many steps
+/// between words); stops at its first error.
+fn visible_checked<'t, E>(
+    input: &'t str,
+    pacer: &mut Pacer<'_, '_, E>,
+) -> std::result::Result<Visible<'t>, E> {
+    let mut stopped = None;
+    let mut progress = || match pacer.now() {
+        Ok(()) => true,
+        Err(e) => {
+            stopped = Some(e);
+            false
+        }
+    };
+    let h = html::strip(input, &mut progress);
     // In HTML, bare URLs are the labels of already counted <a href> tags.
     let count_bare_urls = !h.html;
     let (text, md_links) = match h.text {
-        Cow::Borrowed(s) => markdown::clean(s, count_bare_urls),
-        Cow::Owned(s) => match markdown::clean(&s, count_bare_urls) {
+        Cow::Borrowed(s) => markdown::clean(s, count_bare_urls, &mut progress),
+        Cow::Owned(s) => match markdown::clean(&s, count_bare_urls, &mut progress) {
             (Cow::Owned(o), n) => (Cow::Owned(o), n),
             (Cow::Borrowed(_), n) => (Cow::Owned(s), n),
         },
     };
-    Visible {
+    if let Some(e) = stopped {
+        return Err(e);
+    }
+    let text = if text.contains('\u{200B}') {
+        Cow::Owned(text.replace('\u{200B}', ""))
+    } else {
+        text
+    };
+    pacer.now()?;
+    Ok(Visible {
         text,
         images: h.images,
         links: h.links.saturating_add(md_links),
-    }
+    })
 }
+
+/// Bytes of a markup pass between two calls of the check: about a millisecond.
+pub const MARKUP_BYTES_PER_CHECK: usize = 1 << 20;
 
 /// Words (and sentences) between two calls of the check of a `_checked`
 /// function: about 30 kB of prose, under a millisecond.
@@ -183,8 +204,7 @@ pub fn tokens_checked<E>(
     check: &mut Check<'_, E>,
 ) -> std::result::Result<Vec<String>, E> {
     let mut pacer = Pacer::new(check, WORDS_PER_CHECK);
-    let vis = visible(text);
-    pacer.now()?;
+    let vis = visible_checked(text, &mut pacer)?;
     let mut stems = Stems::new(opts);
     let mut ids = Vec::new();
     walk(&vis.text, &mut stems, &mut pacer, |_, e| {
@@ -214,8 +234,7 @@ pub fn fingerprint_checked<E>(
     check: &mut Check<'_, E>,
 ) -> std::result::Result<u128, E> {
     let mut pacer = Pacer::new(check, WORDS_PER_CHECK);
-    let vis = visible(text);
-    pacer.now()?;
+    let vis = visible_checked(text, &mut pacer)?;
     fingerprint::of_visible_checked(&vis.text, &mut pacer)
 }
 
@@ -254,8 +273,7 @@ fn title_terms<E>(
     opts: &AnalyzeOptions,
     pacer: &mut Pacer<'_, '_, E>,
 ) -> std::result::Result<Vec<TermFreq>, E> {
-    let vis = visible(title);
-    pacer.now()?;
+    let vis = visible_checked(title, pacer)?;
     let mut stems = Stems::new(opts);
     let mut counts: Vec<u32> = Vec::new();
     walk(&vis.text, &mut stems, pacer, |_, e| {
@@ -302,8 +320,7 @@ pub fn analyze_checked<E>(
     check: &mut Check<'_, E>,
 ) -> std::result::Result<Document, E> {
     let mut pacer = Pacer::new(check, WORDS_PER_CHECK);
-    let vis = visible(body);
-    pacer.now()?;
+    let vis = visible_checked(body, &mut pacer)?;
     let text: &str = &vis.text;
 
     let mut stems = Stems::for_text(opts, text.len());
