@@ -124,7 +124,12 @@ pub fn parse_time(s: &str) -> Option<i64> {
         |r: std::ops::Range<usize>| t.get(r.clone()).filter(|x| x.len() == 2).and_then(digits);
     let (mo, d) = (two(1..3)?, two(4..6)?);
     let (h, mi, sec) = (two(7..9)?, two(10..12)?, two(13..15)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+    // Only what `format_time` writes: a real day of the month ("2024-02-31" is no
+    // date, as PostgreSQL says too) and no leap second.
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 59 {
+        return None;
+    }
+    if civil_from_days(days_from_civil(y, mo as u32, d as u32)) != (y, mo as u32, d as u32) {
         return None;
     }
     let frac = match (b[15], b.len()) {
@@ -856,7 +861,6 @@ mod tests {
             r#"{"v":1,"published_at":"INFINITY"}"#,
             r#"{"v":1,"published_at":"+Infinity"}"#,
             r#"{"v":1,"published_at":-9223372036854775808}"#,
-            r#"{"v":1,"published_at":"2024-02-31T23:59:60Z"}"#,
             r#"{"v":1,"published_at":null,"source":null}"#,
             r#"{"v":1,"fingerprint":"+0000000000000000000000000000001"}"#,
             r#"{"v":1,"terms":{"b":1,"a":2,"b":3},"sentences":[{"h":"+f","t":["a","b","a"]},{"h":"0","t":[]}]}"#,
@@ -941,6 +945,10 @@ mod tests {
             "2024-1-01T00:00:00Z",
             "+294278-01-01T00:00:00Z",
             "-292278-01-01T00:00:00Z",
+            "2024-02-31T23:59:59Z",
+            "2023-02-29T00:00:00Z",
+            "2024-04-31T00:00:00Z",
+            "2024-02-28T23:59:60Z",
         ] {
             assert_eq!(parse_time(bad), None, "{bad}");
         }
