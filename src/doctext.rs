@@ -16,9 +16,10 @@
 //!
 //! The parser accepts what the binary form holds, no more: terms of 1 to
 //! [`MAX_TERM_BYTES`] bytes with counts >= 1, numbers that are normalised decimals.
-//! What it builds is bounded by its input: serde_json's value tree is linear in the
-//! text (and nests at most 128 deep), and every vector here is sized by an array or
-//! object of that tree.
+//! What it builds is bounded by its input, and not many times it: the segments, most
+//! of a document's text, are read straight into the document's own vectors (see
+//! [`from_text`]); the other values go through serde_json's value tree, which is
+//! linear in their text (and nests at most 128 deep).
 
 use crate::document::{Document, Segment, TermFreq, MAX_TERM_BYTES};
 
@@ -153,21 +154,26 @@ fn terms_json(terms: &[TermFreq]) -> Value {
     Value::Object(m)
 }
 
-fn segments_json(doc: &Document, segs: &[Segment]) -> Value {
-    Value::Array(
-        segs.iter()
-            .map(|s| {
-                let mut m = Map::new();
-                m.insert("h".into(), Value::from(format!("{:016x}", s.hash)));
-                let t = s
-                    .terms
-                    .iter()
-                    .map(|&i| Value::from(doc.terms[i as usize].term.as_str()));
-                m.insert("t".into(), Value::Array(t.collect()));
-                Value::Object(m)
-            })
-            .collect(),
-    )
+/// Appends `segs` as JSON, `[{"h":"…16 hex…","t":["term",…]},…]`, as serde_json
+/// writes that value, without building it (a value tree of every term of every
+/// segment took about 90 times the document).
+fn write_segments(out: &mut String, doc: &Document, segs: &[Segment]) {
+    out.push('[');
+    for (i, s) in segs.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&format!("{{\"h\":\"{:016x}\",\"t\":[", s.hash));
+        for (j, &t) in s.terms.iter().enumerate() {
+            if j > 0 {
+                out.push(',');
+            }
+            let term = doc.terms.get(t as usize).map_or("", |x| x.term.as_str());
+            out.push_str(&Value::from(term).to_string());
+        }
+        out.push_str("]}");
+    }
+    out.push(']');
 }
 
 /// The text output of `dedup.document`.
@@ -197,15 +203,32 @@ pub fn to_text(doc: &Document) -> String {
         "numbers".into(),
         Value::Array(doc.numbers.iter().map(|n| Value::from(n.clone())).collect()),
     );
-    m.insert("sentences".into(), segments_json(doc, &doc.sentences));
-    m.insert("paragraphs".into(), segments_json(doc, &doc.paragraphs));
+    // Placeholders: the segments are written in their place below.
+    m.insert("sentences".into(), Value::Null);
+    m.insert("paragraphs".into(), Value::Null);
     if let Some(t) = &doc.trigrams {
         let words = t
             .words()
             .map(|w| Value::from(w.iter().map(|k| format!("{k:04x}")).collect::<String>()));
         m.insert("trigrams".into(), Value::Array(words.collect()));
     }
-    Value::Object(m).to_string()
+    // The object as serde_json writes it (keys in order, no spaces).
+    let mut out = String::new();
+    out.push('{');
+    for (i, (k, v)) in m.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&Value::from(k.as_str()).to_string());
+        out.push(':');
+        match k.as_str() {
+            "sentences" => write_segments(&mut out, doc, &doc.sentences),
+            "paragraphs" => write_segments(&mut out, doc, &doc.paragraphs),
+            _ => out.push_str(&v.to_string()),
+        }
+    }
+    out.push('}');
+    out
 }
 
 fn bad(msg: impl Into<String>) -> DedupError {
@@ -265,49 +288,274 @@ fn parse_terms(v: Option<&Value>, key: &str) -> Result<Vec<TermFreq>> {
     Ok(out)
 }
 
-fn parse_segments(v: Option<&Value>, key: &str, terms: &[TermFreq]) -> Result<Vec<Segment>> {
+/// `sentences` or `paragraphs` from their raw JSON text, each term mapped to its
+/// index in `terms` as it is read ([`SegmentsSeed`]).
+fn parse_segments(
+    v: Option<&serde_json::value::RawValue>,
+    key: &str,
+    terms: &[TermFreq],
+) -> Result<Vec<Segment>> {
+    use serde::de::DeserializeSeed;
     let Some(v) = v else { return Ok(Vec::new()) };
-    let arr = v
-        .as_array()
-        .ok_or_else(|| bad(format!("\"{key}\" must be an array")))?;
-    let mut out = Vec::with_capacity(arr.len());
-    for s in arr {
-        let o = s
-            .as_object()
-            .ok_or_else(|| bad(format!("each of \"{key}\" must be an object")))?;
-        let h = o
-            .get("h")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad(format!("{key}: \"h\" must be a hex string")))?;
-        let hash =
-            u64::from_str_radix(h, 16).map_err(|_| bad(format!("{key}: bad hash \"{h}\"")))?;
-        let t = o
-            .get("t")
-            .and_then(Value::as_array)
-            .ok_or_else(|| bad(format!("{key}: \"t\" must be an array")))?;
-        let mut idx = Vec::with_capacity(t.len());
-        for term in t {
-            let term = term
-                .as_str()
-                .ok_or_else(|| bad(format!("{key}: terms must be strings")))?;
-            let i = terms
-                .binary_search_by(|x| x.term.as_str().cmp(term))
-                .map_err(|_| {
-                    bad(format!(
-                        "{key}: term \"{term}\" is not among the document's terms"
-                    ))
-                })?;
-            idx.push(i as u32);
-        }
-        out.push(Segment { hash, terms: idx });
+    let failed = std::cell::RefCell::new(None);
+    let seed = SegmentsSeed {
+        key,
+        terms,
+        failed: &failed,
+    };
+    let mut de = serde_json::Deserializer::from_str(v.get());
+    let r = seed
+        .deserialize(&mut de)
+        .and_then(|segs| de.end().map(|()| segs));
+    match (r, failed.into_inner()) {
+        (_, Some(msg)) => Err(bad(msg)),
+        (Ok(segs), None) => Ok(segs),
+        (Err(e), None) => Err(bad(e.to_string())),
     }
-    Ok(out)
+}
+
+/// Reads an array of `{"h": hex, "t": [term, …]}` into [`Segment`]s. A message of
+/// ours goes to `failed` (serde_json would append a position to it), and the
+/// parse stops with a placeholder error.
+struct SegmentsSeed<'a> {
+    key: &'a str,
+    terms: &'a [TermFreq],
+    failed: &'a std::cell::RefCell<Option<String>>,
+}
+
+impl SegmentsSeed<'_> {
+    fn fail<E: serde::de::Error>(&self, msg: String) -> E {
+        self.failed.borrow_mut().get_or_insert(msg);
+        E::custom("invalid segment")
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for SegmentsSeed<'_> {
+    type Value = Vec<Segment>;
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for SegmentsSeed<'_> {
+    type Value = Vec<Segment>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "an array of segments")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        // Capacity from the input's own hint only up to a bound: the vector grows
+        // with what is actually read.
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(seg) = seq.next_element_seed(SegmentSeed { of: &self })? {
+            out.push(seg);
+        }
+        Ok(out)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        _: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        Err(self.fail(format!("\"{}\" must be an array", self.key)))
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> std::result::Result<Self::Value, E> {
+        Err(self.fail(format!("\"{}\" must be an array", self.key)))
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> std::result::Result<Self::Value, E> {
+        Err(self.fail(format!("\"{}\" must be an array", self.key)))
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> std::result::Result<Self::Value, E> {
+        Err(self.fail(format!("\"{}\" must be an array", self.key)))
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> std::result::Result<Self::Value, E> {
+        Err(self.fail(format!("\"{}\" must be an array", self.key)))
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> std::result::Result<Self::Value, E> {
+        Err(self.fail(format!("\"{}\" must be an array", self.key)))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<Self::Value, E> {
+        Err(self.fail(format!("\"{}\" must be an array", self.key)))
+    }
+}
+
+/// One segment object (see [`SegmentsSeed`]); keys other than `h` and `t` are
+/// ignored.
+struct SegmentSeed<'s, 'a> {
+    of: &'s SegmentsSeed<'a>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for SegmentSeed<'_, '_> {
+    type Value = Segment;
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl SegmentSeed<'_, '_> {
+    fn not_an_object<E: serde::de::Error>(&self) -> E {
+        self.of
+            .fail(format!("each of \"{}\" must be an object", self.of.key))
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for SegmentSeed<'_, '_> {
+    type Value = Segment;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "a segment object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        let key = self.of.key;
+        let (mut h, mut t): (Option<Value>, Option<Vec<u32>>) = (None, None);
+        while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match k.as_ref() {
+                "h" => h = Some(map.next_value::<Value>()?),
+                "t" => t = Some(map.next_value_seed(TermsSeed { of: self.of })?),
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        let Some(h) = h.as_ref().and_then(Value::as_str) else {
+            return Err(self.of.fail(format!("{key}: \"h\" must be a hex string")));
+        };
+        let Ok(hash) = u64::from_str_radix(h, 16) else {
+            return Err(self.of.fail(format!("{key}: bad hash \"{h}\"")));
+        };
+        let Some(terms) = t else {
+            return Err(self.of.fail(format!("{key}: \"t\" must be an array")));
+        };
+        Ok(Segment { hash, terms })
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        _: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        Err(self.not_an_object())
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> std::result::Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> std::result::Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> std::result::Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> std::result::Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> std::result::Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+}
+
+/// A segment's `t`: term strings, each looked up among the document's terms.
+struct TermsSeed<'s, 'a> {
+    of: &'s SegmentsSeed<'a>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for TermsSeed<'_, '_> {
+    type Value = Vec<u32>;
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl TermsSeed<'_, '_> {
+    fn not_an_array<E: serde::de::Error>(&self) -> E {
+        self.of
+            .fail(format!("{}: \"t\" must be an array", self.of.key))
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for TermsSeed<'_, '_> {
+    type Value = Vec<u32>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "an array of terms")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        let key = self.of.key;
+        let mut idx = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(v) = seq.next_element::<Value>()? {
+            let Some(term) = v.as_str() else {
+                return Err(self.of.fail(format!("{key}: terms must be strings")));
+            };
+            match self
+                .of
+                .terms
+                .binary_search_by(|x| x.term.as_str().cmp(term))
+            {
+                Ok(i) => idx.push(i as u32),
+                Err(_) => {
+                    return Err(self.of.fail(format!(
+                        "{key}: term \"{term}\" is not among the document's terms"
+                    )))
+                }
+            }
+        }
+        Ok(idx)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        _: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        Err(self.not_an_array())
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> std::result::Result<Self::Value, E> {
+        Err(self.not_an_array())
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> std::result::Result<Self::Value, E> {
+        Err(self.not_an_array())
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> std::result::Result<Self::Value, E> {
+        Err(self.not_an_array())
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> std::result::Result<Self::Value, E> {
+        Err(self.not_an_array())
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> std::result::Result<Self::Value, E> {
+        Err(self.not_an_array())
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<Self::Value, E> {
+        Err(self.not_an_array())
+    }
 }
 
 /// The text input of `dedup.document`. Errors are `InvalidInput` (22P02).
+///
+/// The object's values are first kept as raw JSON text: an unknown key is refused
+/// before any value is parsed, and `sentences` and `paragraphs`, most of a
+/// document's text (every term of every segment), are read straight into
+/// [`Segment`]s ([`SegmentsSeed`]) rather than into a value tree, which took about
+/// 90 times the input.
 pub fn from_text(s: &str) -> Result<Document> {
-    let v: Value = serde_json::from_str(s).map_err(|e| bad(e.to_string()))?;
-    let m = v.as_object().ok_or_else(|| bad("expected a JSON object"))?;
+    let raw: std::collections::BTreeMap<String, &serde_json::value::RawValue> =
+        serde_json::from_str(s).map_err(|e| {
+            match serde_json::from_str::<serde::de::IgnoredAny>(s) {
+                Ok(_) => bad("expected a JSON object"),
+                Err(_) => bad(e.to_string()),
+            }
+        })?;
     const KEYS: [&str; 14] = [
         "v",
         "analyzer",
@@ -324,9 +572,17 @@ pub fn from_text(s: &str) -> Result<Document> {
         "paragraphs",
         "trigrams",
     ];
-    if let Some(k) = m.keys().find(|k| !KEYS.contains(&k.as_str())) {
+    if let Some(k) = raw.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(bad(format!("unknown key \"{k}\"")));
     }
+    let mut m = Map::new();
+    for (k, v) in &raw {
+        if k != "sentences" && k != "paragraphs" {
+            let v: Value = serde_json::from_str(v.get()).map_err(|e| bad(e.to_string()))?;
+            m.insert(k.clone(), v);
+        }
+    }
+    let m = &m;
     match m.get("v").and_then(Value::as_u64) {
         Some(v) if v == TEXT_VERSION as u64 => {}
         _ => return Err(bad(format!("\"v\" must be {TEXT_VERSION}"))),
@@ -372,8 +628,8 @@ pub fn from_text(s: &str) -> Result<Document> {
             .collect::<Result<Vec<_>>>()?,
         Some(_) => return Err(bad("\"numbers\" must be an array")),
     };
-    let sentences = parse_segments(m.get("sentences"), "sentences", &terms)?;
-    let paragraphs = parse_segments(m.get("paragraphs"), "paragraphs", &terms)?;
+    let sentences = parse_segments(raw.get("sentences").copied(), "sentences", &terms)?;
+    let paragraphs = parse_segments(raw.get("paragraphs").copied(), "paragraphs", &terms)?;
     let analyzer = match m.get("analyzer") {
         None => 1,
         Some(v) => match v.as_u64().map(u16::try_from) {
@@ -849,6 +1105,18 @@ mod tests {
 
     /// Edits of printed documents: whatever the parser accepts prints to a text it
     /// reads back as the same document, and encodes to bytes that decode to it.
+    #[test]
+    fn the_text_form_is_serde_jsons_own_compact_form() {
+        // to_text writes the segments itself; the whole must read as serde_json
+        // would write the same value (sorted keys, no spaces, its escapes).
+        let mut r = Rng(0x5eed_0000_f0f0_0004);
+        for _ in 0..2000 {
+            let t = to_text(&rand_document(&mut r));
+            let v: Value = serde_json::from_str(&t).unwrap_or_default();
+            assert_eq!(v.to_string(), t);
+        }
+    }
+
     #[test]
     fn whatever_the_parser_accepts_round_trips() {
         let mut r = Rng(0x5eed_0000_7e47_0002);
