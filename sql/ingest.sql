@@ -74,6 +74,8 @@ CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON de
     FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
 CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dedup.models
     FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
+CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dedup.lock_secret
+    FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
 
 -- Keeps the collection statistics right when rows go away.
 -- SECURITY DEFINER with a pinned search_path: a role that may delete from an
@@ -294,16 +296,20 @@ BEGIN
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'its rows would be read as the enabled table''s and never checked: use declarative partitioning, which pg_dedup follows';
     END IF;
+    -- (The relation a command names and every partition below it: ATTACH
+    -- PARTITION names the partitioned table.)
     SELECT r.oid::pg_catalog.regclass INTO child
     FROM pg_catalog.pg_event_trigger_ddl_commands() c
-    JOIN pg_catalog.pg_class r ON r.oid = c.objid
+    CROSS JOIN LATERAL (SELECT c.objid AS relid
+                        UNION SELECT t.relid FROM pg_catalog.pg_partition_tree(c.objid) t) t
+    JOIN pg_catalog.pg_class r ON r.oid = t.relid
     WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND r.relforcerowsecurity
       AND EXISTS (SELECT 1 FROM dedup.enabled_tables x
                   WHERE x.tbl::pg_catalog.oid = r.oid
                      OR x.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(r.oid) a))
     LIMIT 1;
     IF child IS NOT NULL THEN
-        RAISE EXCEPTION 'table % is enabled for deduplication: its owner cannot be put under its row-level security', child
+        RAISE EXCEPTION 'row-level security cannot be forced on %: it is enabled for deduplication, or a partition of such a table', child
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'pg_dedup reads the table as its owner, and must read every row; the policies apply to every other role without FORCE';
     END IF;
@@ -311,7 +317,8 @@ END $$;
 COMMENT ON FUNCTION dedup._unsupported_ddl() IS
     'Event trigger: refuses an inheritance child of an enabled table, and FORCE ROW LEVEL SECURITY on one';
 CREATE EVENT TRIGGER dedup_unsupported_ddl ON ddl_command_end
-    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION dedup._unsupported_ddl();
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE')
+    EXECUTE FUNCTION dedup._unsupported_ddl();
 
 -- A table's name, schema-qualified whatever the search_path: how statements on the
 -- extension's tables name a table on Citus, where each node has its own OID for it.

@@ -22,6 +22,8 @@ CREATE TABLE dedup.lock_secret (
 );
 COMMENT ON TABLE dedup.lock_secret IS 'The key that hides signature keys in the trigger''s advisory lock tags; private to the extension''s owner';
 INSERT INTO dedup.lock_secret DEFAULT VALUES;
+CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dedup.lock_secret
+    FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
 
 -- A key of several columns (a partitioned table's) and the time window.
 ALTER TABLE dedup.enabled_tables ADD COLUMN key_type regtype,
@@ -485,16 +487,20 @@ BEGIN
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'its rows would be read as the enabled table''s and never checked: use declarative partitioning, which pg_dedup follows';
     END IF;
+    -- (The relation a command names and every partition below it: ATTACH
+    -- PARTITION names the partitioned table.)
     SELECT r.oid::pg_catalog.regclass INTO child
     FROM pg_catalog.pg_event_trigger_ddl_commands() c
-    JOIN pg_catalog.pg_class r ON r.oid = c.objid
+    CROSS JOIN LATERAL (SELECT c.objid AS relid
+                        UNION SELECT t.relid FROM pg_catalog.pg_partition_tree(c.objid) t) t
+    JOIN pg_catalog.pg_class r ON r.oid = t.relid
     WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND r.relforcerowsecurity
       AND EXISTS (SELECT 1 FROM dedup.enabled_tables x
                   WHERE x.tbl::pg_catalog.oid = r.oid
                      OR x.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(r.oid) a))
     LIMIT 1;
     IF child IS NOT NULL THEN
-        RAISE EXCEPTION 'table % is enabled for deduplication: its owner cannot be put under its row-level security', child
+        RAISE EXCEPTION 'row-level security cannot be forced on %: it is enabled for deduplication, or a partition of such a table', child
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'pg_dedup reads the table as its owner, and must read every row; the policies apply to every other role without FORCE';
     END IF;
@@ -502,7 +508,8 @@ END $$;
 COMMENT ON FUNCTION dedup._unsupported_ddl() IS
     'Event trigger: refuses an inheritance child of an enabled table, and FORCE ROW LEVEL SECURITY on one';
 CREATE EVENT TRIGGER dedup_unsupported_ddl ON ddl_command_end
-    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION dedup._unsupported_ddl();
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE')
+    EXECUTE FUNCTION dedup._unsupported_ddl();
 
 -- A table's name, schema-qualified whatever the search_path: how statements on the
 -- extension's tables name a table on Citus, where each node has its own OID for it.
@@ -1500,3 +1507,25 @@ COMMENT ON FUNCTION dedup._partitions_changed() IS
     'Event trigger: a partition created or attached under an enabled table gets its statement triggers and its rows are counted or checked; one that leaves takes its documents out';
 COMMENT ON FUNCTION dedup._forget_dropped() IS
     'Event trigger: DROP TABLE of an enabled table (or of a column a collection reads) takes its registration, and a collection enable created, with it';
+
+-- 0.2.0 refuses an enabled table with inheritance children or FORCE ROW LEVEL
+-- SECURITY (dedup.enable and the event trigger dedup_unsupported_ddl); one enabled
+-- under 0.1.0 is named here, to be changed by its owner.
+DO $$
+DECLARE
+    t regclass;
+BEGIN
+    FOR t IN SELECT x.tbl FROM dedup.enabled_tables x
+             WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i JOIN pg_catalog.pg_class p
+                           ON p.oid = i.inhparent AND p.relkind = 'r' WHERE i.inhparent = x.tbl) LOOP
+        RAISE WARNING 'table % is enabled for deduplication and has inheritance children, whose rows it reads unchecked', t
+            USING HINT = 'move the children''s rows into the table or into partitions (declarative partitioning is followed), or dedup.disable the table';
+    END LOOP;
+    FOR t IN SELECT x.tbl FROM dedup.enabled_tables x
+             WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_class c
+                           WHERE c.relforcerowsecurity
+                             AND (c.oid = x.tbl OR c.oid IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(x.tbl) p))) LOOP
+        RAISE WARNING 'table % is enabled for deduplication and has FORCE ROW LEVEL SECURITY, which hides rows from pg_dedup', t
+            USING HINT = 'ALTER TABLE ... NO FORCE ROW LEVEL SECURITY (the policies still apply to every other role)';
+    END LOOP;
+END $$;

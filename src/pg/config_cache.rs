@@ -10,7 +10,8 @@
 //! caches use:
 //!
 //! - a statement-level trigger on `dedup.enabled_tables`, `dedup.collections`,
-//!   `dedup.sources` and `dedup.models` ([`_config_changed`]) queues a relcache
+//!   `dedup.sources`, `dedup.models` and `dedup.lock_secret` ([`_config_changed`])
+//!   queues a relcache
 //!   invalidation of that
 //!   table; it reaches this backend at its next command, and every other backend
 //!   after the commit, and a rollback replays it locally;
@@ -155,12 +156,13 @@ fn register() {
         let t = cache::select(
             c,
             "SELECT 'dedup.enabled_tables'::regclass::oid, 'dedup.collections'::regclass::oid, \
-             'dedup.sources'::regclass::oid, 'dedup.models'::regclass::oid",
+             'dedup.sources'::regclass::oid, 'dedup.models'::regclass::oid, \
+             pg_catalog.to_regclass('dedup.lock_secret')::oid",
             Some(1),
             &[],
         );
         let r = t.first();
-        (1..=4)
+        (1..=5)
             .map(|i| r.get::<pg_sys::Oid>(i).ok().flatten())
             .collect()
     });

@@ -900,7 +900,7 @@ pub enum Store {
 }
 
 /// Checks one document against a table. Unless `store` is [`Store::Nothing`], it
-/// serialises on the signature keys (see `pg::keylocks`: locks taken in key order
+/// serialises on the signature keys (see `pg::keylocks`: locks taken in the order of their tags
 /// before the candidate lookup and held until the row is in the table, and a wait
 /// for any transaction in progress that inserted a near-identical row, so of two
 /// concurrent near-identical inserts the second sees the first) and adds the
@@ -1138,6 +1138,17 @@ pub fn check_row(
         return unchecked;
     };
     if let Some(o) = cfg.coll.limits.body_over(body) {
+        // Under 'error' a row that cannot be checked is refused: a copy padded past
+        // the limit (with markup nobody sees) would otherwise go in unchecked.
+        if cfg.action == Action::Error && store != Store::Nothing {
+            raise(DedupError::TooLarge {
+                msg: format!(
+                    "text of {} bytes is over the max_document_bytes of collection \"{}\" ({}): action 'error' refuses a row it cannot check",
+                    o.bytes, cfg.coll.name, o.limit
+                ),
+                hint: Some("raise the collection's limit with dedup.set_collection_options, or enable the table with action 'mark' or 'skip', which store such a row unchecked".into()),
+            });
+        }
         pgrx::ereport!(
             WARNING,
             PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
@@ -1164,7 +1175,9 @@ pub fn forget(cfg: &TableConfig, doc: &DocumentDatum, row_trigger: bool) {
 /// collection's language and `min_word_length`, NULL for a text over its
 /// `max_document_bytes`, a title or source over its limit left out (with a
 /// WARNING). `dedup.enable`'s backfill analyses the existing rows with it, as the
-/// trigger analyses new ones (the session's settings play no part).
+/// trigger analyses new ones (the session's settings play no part). Only the
+/// table's owner may call it (as `enable` does): the collection's limit may be far
+/// above `dedup.max_document_bytes`, which bounds what other roles analyse.
 #[pg_extern(stable, parallel_unsafe)]
 pub fn _table_document(
     tbl: Option<pg_sys::Oid>,
@@ -1174,6 +1187,12 @@ pub fn _table_document(
     source: Option<&str>,
 ) -> Option<DocumentDatum> {
     let tbl = crate::pg::types::required(tbl, "table");
+    if !privilege::owns(tbl, privilege::caller()) {
+        raise(DedupError::InsufficientPrivilege {
+            msg: "must be owner of the table to analyse its rows".into(),
+            hint: Some("dedup.enable analyses a table's rows with this; dedup.to_document analyses any text".into()),
+        });
+    }
     let body = body?;
     let cfg = as_owner(|| table_config(tbl));
     if cfg.coll.limits.body_over(body).is_some() {

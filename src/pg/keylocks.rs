@@ -2,8 +2,8 @@
 //! are kept from both becoming originals, with as few locks held as a unique index
 //! would need.
 //!
-//! A writer takes an exclusive lock on each key of the new row's signature (in key
-//! order), looks its candidates up with a *dirty* snapshot (rows of transactions
+//! A writer takes an exclusive lock on each key of the new row's signature (in the
+//! order of their lock tags), looks its candidates up with a *dirty* snapshot (rows of transactions
 //! still in progress included, as a unique index's check sees them), and keeps the
 //! locks only until its row is in the table and its index: they are released when
 //! the same backend starts its next row, at the end of the statement (the
@@ -23,7 +23,8 @@
 //! `objid` = a keyed hash of the key: every role may read `pg_locks`, and a key is
 //! a word's hash, which a word list inverts. The hash is SipHash-1-3 under the
 //! database's secret (`dedup.lock_secret`, readable by the extension's owner
-//! only), read once per backend and configuration epoch ([`config_cache`]).
+//! only), read once per backend and configuration epoch ([`config_cache::epoch`]:
+//! a change to that table invalidates it like any configuration table's).
 
 use crate::pg::{config_cache, lookup, privilege};
 use pgrx::pg_sys;
@@ -44,9 +45,11 @@ pub const MAX_HELD: usize = 257;
 thread_local! {
     /// The key locks this backend took for its last row, to release early.
     static HELD: RefCell<Vec<pg_sys::LOCKTAG>> = const { RefCell::new(Vec::new()) };
-    /// This database's lock secret, kept while the configuration is unchanged (a
-    /// dropped and re-created extension has a new one).
-    static SECRET: RefCell<config_cache::Kept<(), [u8; 16]>> = RefCell::new(Default::default());
+    /// This database's lock secret and the configuration epoch it was read at:
+    /// kept until an invalidation of the configuration (a change to
+    /// `dedup.lock_secret`, or the extension dropped and created again), at every
+    /// isolation level, so a writer reads it once, not once per statement.
+    static SECRET: std::cell::Cell<Option<(u64, [u8; 16])>> = const { std::cell::Cell::new(None) };
 }
 
 /// The database's lock secret (`dedup.lock_secret`), read as the extension's
@@ -54,7 +57,13 @@ thread_local! {
 /// plain hashes of the keys): its row deleted, or the extension's objects still
 /// 0.1.0's (the library is replaced before `ALTER EXTENSION … UPDATE`).
 fn secret() -> [u8; 16] {
-    let s = config_cache::get_or(&SECRET, (), || {
+    let epoch = config_cache::epoch();
+    if let Some((e, key)) = SECRET.with(|c| c.get()) {
+        if e == epoch {
+            return key;
+        }
+    }
+    let key = {
         let bytes = privilege::as_owner(|| {
             let present = lookup::one::<bool>(
                 "SELECT pg_catalog.to_regclass('dedup.lock_secret') IS NOT NULL",
@@ -72,9 +81,12 @@ fn secret() -> [u8; 16] {
                 *k = v;
             }
         }
-        Some(key)
-    });
-    s.map_or([0; 16], |s| *s)
+        key
+    };
+    // Kept under the epoch it was read at: an invalidation that arrived while it
+    // was read makes the next row read it again.
+    SECRET.with(|c| c.set(Some((epoch, key))));
+    key
 }
 
 /// The lock tag of signature key `key` of collection `coll`: its fourth field
@@ -120,7 +132,9 @@ fn as_top_owner<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Locks the keys of one row, in ascending order of their tags (one order for
-/// every backend, so two writers never wait on each other in a cycle), after
+/// every backend, so two writers locking one row's keys each never wait on each
+/// other in a cycle; without `early`, locks held across rows can, which
+/// PostgreSQL reports as 40P01), after
 /// releasing those of this backend's previous row. With `early` the locks are
 /// recorded for [`release`]; without it (a table whose lookup cannot see rows in
 /// progress) they are held to the end of the transaction, as every key lock once

@@ -111,6 +111,10 @@ SELECT id, dedup_doc IS NULL AS unchecked, dedup.summary(dedup_doc)->>'source' A
 SELECT err($$INSERT INTO long_src VALUES (2, 'Курс доллара на Московской бирже вырос до 92 рублей.', NULL, repeat('t', 5000))$$);
 SELECT err($$INSERT INTO long_src VALUES (3, 'Курс доллара на Московской бирже вырос до 92 рублей.', repeat('t', 3000), 'tass')$$);
 SELECT dedup.is_duplicate('long_src', 'Курс доллара на Московской бирже вырос до 92 рублей.', NULL, NULL, repeat('x', 4097)) AS found;
+-- A text over the limit cannot be checked: action 'error' refuses it (a copy
+-- padded with markup nobody sees would go in unchecked); 'mark' and 'skip' store
+-- it unchecked with a WARNING.
+SELECT err($$INSERT INTO long_src VALUES (4, 'Курс доллара на Московской бирже вырос до 92 рублей.<!--' || repeat('x', 3000) || '-->', NULL, NULL)$$);
 -- enable's backfill reads existing rows the same way (it used to fail on such a
 -- source), with the collection's limits and not the session's.
 SELECT dedup.disable('long_src');

@@ -507,6 +507,8 @@ INSERT INTO sec_locks VALUES (1, 'Confidential layoffs planned at Hooli: the mem
 CREATE ROLE regress_dedup_peeker;
 SET ROLE regress_dedup_peeker;
 SELECT err($$SELECT secret FROM dedup.lock_secret$$);
+-- Nor does another role analyse a text by the table's collection's limits.
+SELECT err($$SELECT dedup._table_document('sec_locks'::regclass::oid, 'Курс доллара вырос.', NULL, NULL, NULL)$$);
 RESET ROLE;
 DROP ROLE regress_dedup_peeker;
 SELECT dedup.disable('sec_locks');
@@ -526,6 +528,11 @@ CREATE TABLE sec_force_p (id int, day date, body text, PRIMARY KEY (id, day)) PA
 CREATE TABLE sec_force_p1 PARTITION OF sec_force_p FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
 SELECT dedup.enable('sec_force_p', 'body');
 SELECT err($$ALTER TABLE sec_force_p1 FORCE ROW LEVEL SECURITY$$);
+-- Nor is a partition attached that has it.
+CREATE TABLE sec_force_p2 (LIKE sec_force_p);
+ALTER TABLE sec_force_p2 ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
+SELECT err($$ALTER TABLE sec_force_p ATTACH PARTITION sec_force_p2 FOR VALUES FROM ('2025-01-01') TO ('2026-01-01')$$);
+DROP TABLE sec_force_p2;
 SELECT relname, relforcerowsecurity FROM pg_class WHERE relname LIKE 'sec\_force%' AND relkind IN ('r', 'p') ORDER BY 1;
 SELECT dedup.disable('sec_force'), dedup.disable('sec_force_p');
 DROP TABLE sec_force, sec_force_p;
