@@ -476,13 +476,28 @@ impl TxDelta {
         v
     }
 
-    /// Takes the changes to one collection, summed over the levels.
-    pub fn take_one(&mut self, coll: i32) -> Option<CollDelta> {
+    /// Takes the changes to one collection, summed over the levels, to be written
+    /// now in subtransaction `sub` (the innermost). As in [`TxDelta::forget`], what
+    /// outer levels recorded is cancelled in `sub` rather than dropped: if `sub`
+    /// rolls back, so does the write, and those changes count again.
+    pub fn take_one(&mut self, sub: u32, coll: i32) -> Option<CollDelta> {
         let mut out: Option<CollDelta> = None;
+        let mut cancel = CollDelta::default();
         for l in &mut self.levels {
-            if let Some(d) = l.colls.remove(&coll) {
+            let d = if l.sub < sub {
+                l.colls.get(&coll).cloned()
+            } else {
+                l.colls.remove(&coll)
+            };
+            if let Some(d) = d {
+                if l.sub < sub {
+                    cancel.merge(d.negated());
+                }
                 out.get_or_insert_with(CollDelta::default).merge(d);
             }
+        }
+        if cancel.changes != 0 || cancel.n_docs != 0 || !cancel.terms.is_empty() {
+            self.add(sub, coll, None, |d| d.merge(cancel));
         }
         out.filter(|d| !d.is_empty())
     }
@@ -580,7 +595,7 @@ mod tests {
         t.abort_sub(2);
         assert_eq!(t.n_len(1), (2, 4));
         assert_eq!(t.term(1, "a"), (2, 2));
-        let one = t.take_one(1).unwrap_or_default();
+        let one = t.take_one(1, 1).unwrap_or_default();
         assert_eq!((one.n_docs, one.changes), (2, 2));
         // Released instead: the rebuild stands, and nothing is left to write.
         let mut t = TxDelta::default();
@@ -589,7 +604,7 @@ mod tests {
         t.forget(2, 1);
         t.commit_sub(2, 1);
         assert_eq!(t.n_len(1), (0, 0));
-        assert!(t.take_one(1).is_none());
+        assert!(t.take_one(1, 1).is_none());
         assert!(t.take().is_empty());
     }
 
@@ -600,17 +615,38 @@ mod tests {
         t.add(2, 2, None, |d| doc(d, &[("a", 1)], 1));
         t.forget(2, 1);
         assert_eq!(t.n_len(1), (0, 0));
-        assert!(t.take_one(1).is_none());
+        assert!(t.take_one(2, 1).is_none());
         t.add(3, 2, None, |d| doc(d, &[("b", 2)], 1));
-        let two = t.take_one(2).unwrap_or_default();
+        let two = t.take_one(3, 2).unwrap_or_default();
         assert_eq!((two.n_docs, two.total_len, two.changes), (2, 3, 2));
         assert_eq!(t.n_len(2), (0, 0));
+        // Released all the way up, the write stands and nothing is left to write.
+        t.commit_sub(3, 2);
+        t.commit_sub(2, 1);
+        assert_eq!(t.n_len(2), (0, 0));
+        assert!(t.take_one(1, 2).is_none());
+        let mut t = TxDelta::default();
         t.add(1, 2, None, |d| doc(d, &[("a", 1)], 1));
         assert_eq!(t.n_len(2), (1, 1));
         let mut seen = Vec::new();
         t.each_term(2, |term, df, cf| seen.push((term.to_string(), df, cf)));
         assert_eq!(seen, vec![("a".to_string(), 1, 1)]);
         assert_eq!(t.term_changes(2), 1);
+    }
+
+    #[test]
+    fn a_write_in_a_savepoint_that_rolls_back_leaves_earlier_changes_counted() {
+        // INSERT; SAVEPOINT a; SELECT dedup.flush_stats(…); ROLLBACK TO a.
+        let mut t = TxDelta::default();
+        t.add(1, 1, None, |d| doc(d, &[("a", 1)], 1));
+        t.add(2, 1, None, |d| doc(d, &[("b", 1)], 1));
+        let written = t.take_one(2, 1).unwrap_or_default();
+        assert_eq!((written.n_docs, written.changes), (2, 2));
+        assert_eq!(t.n_len(1), (0, 0));
+        t.abort_sub(2);
+        assert_eq!(t.n_len(1), (1, 1));
+        assert_eq!(t.term(1, "a"), (1, 1));
+        assert_eq!(t.term(1, "b"), (0, 0));
     }
 
     #[test]

@@ -159,7 +159,9 @@ pub fn has_own_changes() -> bool {
 /// Writes this transaction's changes to one collection now (see [`flush`]); the
 /// explicit `add_document`, `remove_document` and `flush_stats` do.
 pub fn flush_collection(coll_id: i32) {
-    if let Some(d) = DELTA.with(|d| d.borrow_mut().take_one(coll_id)) {
+    // SAFETY: reads the backend's transaction state.
+    let sub = unsafe { pg_sys::GetCurrentSubTransactionId() };
+    if let Some(d) = DELTA.with(|d| d.borrow_mut().take_one(sub, coll_id)) {
         write_changes(vec![(coll_id, d)], false, false);
     }
 }

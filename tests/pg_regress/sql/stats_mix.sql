@@ -142,6 +142,14 @@ INSERT INTO tr_sp VALUES (6, 'биржа нефть рубль');
 RELEASE a;
 COMMIT;
 SELECT count(*) AS rows, stats_right('tr_sp') AS right_after_release FROM tr_sp;
+-- The same for the transaction's changes written early by flush_stats.
+BEGIN;
+INSERT INTO tr_sp VALUES (7, 'мост через реку откроют в мае');
+SAVEPOINT a;
+SELECT dedup.flush_stats('tr_sp') >= 0 AS flushed;
+ROLLBACK TO a;
+COMMIT;
+SELECT count(*) AS rows, stats_right('tr_sp') AS right_after_a_flush_rolled_back FROM tr_sp;
 SELECT dedup.disable('tr_sp');
 DROP TABLE tr_sp;
 
