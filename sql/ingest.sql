@@ -438,11 +438,27 @@ COMMENT ON FUNCTION dedup.distribute(regclass, name) IS
 -- The name <table><suffix> in the table's schema, or <table><suffix>1, 2, ... when
 -- a relation or type has it already (a table renamed since it was enabled keeps
 -- its index and key type).
+-- <table><suffix> with the table's name cut, by whole characters, so that it and
+-- a number of up to 3 digits after it fit in an identifier (63 bytes), which
+-- PostgreSQL would otherwise cut by bytes where nothing looks for it.
+CREATE FUNCTION dedup._name_base(tbl regclass, suffix text) RETURNS text
+STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+DECLARE
+    rel text := (SELECT c.relname::text FROM pg_catalog.pg_class c WHERE c.oid = tbl);
+BEGIN
+    WHILE pg_catalog.octet_length(rel || suffix) > 60 AND rel <> '' LOOP
+        rel := pg_catalog.left(rel, -1);
+    END LOOP;
+    RETURN rel || suffix;
+END $$;
+COMMENT ON FUNCTION dedup._name_base(regclass, text) IS
+    'The table''s name, cut to fit an identifier with the suffix and a number, then the suffix: the base of dedup._free_name';
+
 CREATE FUNCTION dedup._free_name(tbl regclass, suffix text) RETURNS text
 STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 DECLARE
     nsp oid := (SELECT c.relnamespace FROM pg_catalog.pg_class c WHERE c.oid = tbl);
-    base text := (SELECT c.relname::text FROM pg_catalog.pg_class c WHERE c.oid = tbl) || suffix;
+    base text := dedup._name_base(tbl, suffix);
     name text := base;
     i int := 0;
 BEGIN

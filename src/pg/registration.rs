@@ -158,7 +158,8 @@ fn require_prepared(tbl: pg_sys::Oid) {
 /// What `enable` registers must be what it made, whoever calls: a table; its
 /// primary key's first column; no key type for a key of one column, else the
 /// composite `<table>_dedup_key` beside the table (or `<table>_dedup_keyN` when a
-/// renamed table or a detached partition holds that name: `dedup._free_name`),
+/// renamed table or a detached partition holds that name, the table's name cut to
+/// fit: `dedup._free_name`),
 /// of the key's columns, owned by
 /// a role whose rights the caller has (`disable` and `DROP TABLE` drop it); a
 /// known action.
@@ -185,8 +186,10 @@ fn require_registration(
            ELSE pg_catalog.array_length(k.names, 1) > 1 AND EXISTS ( \
              SELECT 1 FROM pg_catalog.pg_type y JOIN pg_catalog.pg_class r ON r.oid = $1 \
              WHERE y.oid = $3 AND y.typtype = 'c' AND y.typnamespace = r.relnamespace \
-               AND pg_catalog.starts_with(y.typname::text, r.relname || '_dedup_key') \
-               AND pg_catalog.substr(y.typname::text, pg_catalog.length(r.relname || '_dedup_key') + 1) ~ '^[0-9]*$' \
+               AND EXISTS (SELECT 1 FROM (VALUES (dedup._name_base($1::oid::pg_catalog.regclass, '_dedup_key')), \
+                                                 (r.relname || '_dedup_key')) b(base) \
+                           WHERE pg_catalog.starts_with(y.typname::text, b.base) \
+                             AND pg_catalog.substr(y.typname::text, pg_catalog.length(b.base) + 1) ~ '^[0-9]*$') \
                AND pg_catalog.pg_has_role($4, y.typowner, 'USAGE') \
                AND (SELECT pg_catalog.array_agg(a.attname::text || ' ' || pg_catalog.format_type(a.atttypid, a.atttypmod) ORDER BY a.attnum) \
                     FROM pg_catalog.pg_attribute a WHERE a.attrelid = y.typrelid AND a.attnum > 0 AND NOT a.attisdropped) \

@@ -427,3 +427,12 @@ SELECT err($$ALTER TABLE ic2 INHERIT ip$$);
 SELECT count(*) AS children FROM pg_inherits WHERE inhparent = 'ip'::regclass;
 SELECT dedup.disable('ip');
 DROP TABLE ip, ic2;
+
+-- A name so long that <table>_dedup_key would be cut: the table's name is cut
+-- instead, by whole characters, and enable accepts the type it made.
+CREATE TABLE "новости_региональные_архив_2024" (id int, day date, body text, PRIMARY KEY (id, day));
+SELECT dedup.enable('"новости_региональные_архив_2024"', 'body');
+SELECT format_type(atttypid, atttypmod) AS key_type, octet_length(format_type(atttypid, atttypmod)) AS bytes
+FROM pg_attribute WHERE attrelid = '"новости_региональные_архив_2024"'::regclass AND attname = 'duplicate_of';
+SELECT dedup.disable('"новости_региональные_архив_2024"');
+DROP TABLE "новости_региональные_архив_2024";
