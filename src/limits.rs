@@ -5,7 +5,7 @@
 //!
 //! | option | default | range | what |
 //! |---|---|---|---|
-//! | `max_document_bytes` | 10485760 | 1024 .. 1073741824 (1 GB, as the setting) | a longer text is stored unchecked, with a WARNING; a longer title is left out of the check |
+//! | `max_document_bytes` | 10485760 | 1024 .. 1073741824 (1 GB, as the setting) | a longer text is stored unchecked, with a WARNING (refused under action `'error'`); a longer title is left out of the check |
 //! | `min_word_length` | 3 | 1 .. 64 | shorter words (in characters) are not terms |
 //! | `min_shared_keys` | 4 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
 //! | `similarity_threshold` | 0.8 | 0 .. 1 | `longest` signatures are candidates at this similarity |
