@@ -153,6 +153,44 @@ SELECT count(*) AS rows, stats_right('tr_sp') AS right_after_a_flush_rolled_back
 SELECT dedup.disable('tr_sp');
 DROP TABLE tr_sp;
 
+-- MERGE (PostgreSQL 15): its inserts are checked and its updates and deletes
+-- followed, as the plain statements' are; a rolled-back savepoint takes its rows'
+-- changes with it; under 'skip' its copies go to dedup.rejected.
+CREATE TABLE mg (id int PRIMARY KEY, body text);
+SELECT dedup.enable('mg', 'body') AS backfilled;
+CREATE TABLE mg_src (id int, body text);
+INSERT INTO mg_src VALUES (1, 'Мост через реку откроют в мае после ремонта пролётов и опор.'),
+                          (2, 'Мост через реку откроют в мае после ремонта пролётов и опор.'),
+                          (3, 'Выборы губернатора назначены на сентябрь, сообщил избирком области.');
+MERGE INTO mg t USING mg_src s ON t.id = s.id
+WHEN MATCHED THEN UPDATE SET body = s.body
+WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.body);
+SELECT id, duplicate_of, dedup_verdict FROM mg ORDER BY id;
+UPDATE mg_src SET body = 'Курс доллара вырос до 92 рублей на Московской бирже в пятницу.' WHERE id = 3;
+INSERT INTO mg_src VALUES (4, 'Курс доллара вырос до 92 рублей на Московской бирже в пятницу.');
+MERGE INTO mg t USING mg_src s ON t.id = s.id
+WHEN MATCHED AND s.id = 1 THEN DELETE
+WHEN MATCHED THEN UPDATE SET body = s.body
+WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.body);
+SELECT id, duplicate_of, dedup_verdict FROM mg ORDER BY id;
+SELECT stats_right('mg') AS right_after_merge;
+BEGIN;
+MERGE INTO mg t USING (SELECT 5 AS id, 'Снег ожидается в Петербурге в выходные, предупредили синоптики.' AS body) s
+ON t.id = s.id WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.body);
+SAVEPOINT x;
+MERGE INTO mg t USING (SELECT 6 AS id, 'Снег ожидается в Петербурге в выходные.' AS body) s
+ON t.id = s.id WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.body);
+ROLLBACK TO x;
+COMMIT;
+SELECT count(*) AS rows, stats_right('mg') AS right_after_merge_in_savepoint FROM mg;
+CREATE TABLE mg_skip (id int PRIMARY KEY, body text);
+SELECT dedup.enable('mg_skip', 'body', action => 'skip') AS backfilled;
+MERGE INTO mg_skip t USING mg_src s ON t.id = s.id WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.body);
+SELECT id, dedup_verdict FROM mg_skip ORDER BY id;
+SELECT count(*) AS rejected, stats_right('mg_skip') AS skip_right FROM dedup.rejected WHERE tbl = 'mg_skip'::regclass;
+SELECT dedup.disable('mg'), dedup.disable('mg_skip');
+DROP TABLE mg, mg_skip, mg_src;
+
 -- A statement whose row trigger was disabled by hand is not followed (its rows
 -- are not all taken for dropped).
 ALTER TABLE mix DISABLE TRIGGER dedup_row_stored;
