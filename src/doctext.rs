@@ -328,6 +328,46 @@ impl SegmentsSeed<'_> {
         self.failed.borrow_mut().get_or_insert(msg);
         E::custom("invalid segment")
     }
+
+    fn wrong_shape<E: serde::de::Error>(&self) -> E {
+        self.fail(format!("\"{}\" must be an array", self.key))
+    }
+}
+
+/// The visits of the JSON shapes a seed here does not accept (every scalar, and
+/// `map` or `seq` as named): each fails with the seed's `wrong_shape` message.
+macro_rules! refuse_shapes {
+    ($($shape:ident),*) => {
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> std::result::Result<Self::Value, E> {
+            Err(self.wrong_shape())
+        }
+        fn visit_i64<E: serde::de::Error>(self, _: i64) -> std::result::Result<Self::Value, E> {
+            Err(self.wrong_shape())
+        }
+        fn visit_u64<E: serde::de::Error>(self, _: u64) -> std::result::Result<Self::Value, E> {
+            Err(self.wrong_shape())
+        }
+        fn visit_f64<E: serde::de::Error>(self, _: f64) -> std::result::Result<Self::Value, E> {
+            Err(self.wrong_shape())
+        }
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> std::result::Result<Self::Value, E> {
+            Err(self.wrong_shape())
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<Self::Value, E> {
+            Err(self.wrong_shape())
+        }
+        $(refuse_shapes!(@ $shape);)*
+    };
+    (@ map) => {
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, _: A) -> std::result::Result<Self::Value, A::Error> {
+            Err(self.wrong_shape())
+        }
+    };
+    (@ seq) => {
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, _: A) -> std::result::Result<Self::Value, A::Error> {
+            Err(self.wrong_shape())
+        }
+    };
 }
 
 impl<'de> serde::de::DeserializeSeed<'de> for SegmentsSeed<'_> {
@@ -345,6 +385,7 @@ impl<'de> serde::de::Visitor<'de> for SegmentsSeed<'_> {
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         write!(f, "an array of segments")
     }
+    refuse_shapes!(map);
     fn visit_seq<A: serde::de::SeqAccess<'de>>(
         self,
         mut seq: A,
@@ -356,30 +397,6 @@ impl<'de> serde::de::Visitor<'de> for SegmentsSeed<'_> {
             out.push(seg);
         }
         Ok(out)
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(
-        self,
-        _: A,
-    ) -> std::result::Result<Self::Value, A::Error> {
-        Err(self.fail(format!("\"{}\" must be an array", self.key)))
-    }
-    fn visit_bool<E: serde::de::Error>(self, _: bool) -> std::result::Result<Self::Value, E> {
-        Err(self.fail(format!("\"{}\" must be an array", self.key)))
-    }
-    fn visit_i64<E: serde::de::Error>(self, _: i64) -> std::result::Result<Self::Value, E> {
-        Err(self.fail(format!("\"{}\" must be an array", self.key)))
-    }
-    fn visit_u64<E: serde::de::Error>(self, _: u64) -> std::result::Result<Self::Value, E> {
-        Err(self.fail(format!("\"{}\" must be an array", self.key)))
-    }
-    fn visit_f64<E: serde::de::Error>(self, _: f64) -> std::result::Result<Self::Value, E> {
-        Err(self.fail(format!("\"{}\" must be an array", self.key)))
-    }
-    fn visit_str<E: serde::de::Error>(self, _: &str) -> std::result::Result<Self::Value, E> {
-        Err(self.fail(format!("\"{}\" must be an array", self.key)))
-    }
-    fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<Self::Value, E> {
-        Err(self.fail(format!("\"{}\" must be an array", self.key)))
     }
 }
 
@@ -400,7 +417,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for SegmentSeed<'_, '_> {
 }
 
 impl SegmentSeed<'_, '_> {
-    fn not_an_object<E: serde::de::Error>(&self) -> E {
+    fn wrong_shape<E: serde::de::Error>(&self) -> E {
         self.of
             .fail(format!("each of \"{}\" must be an object", self.of.key))
     }
@@ -411,6 +428,7 @@ impl<'de> serde::de::Visitor<'de> for SegmentSeed<'_, '_> {
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         write!(f, "a segment object")
     }
+    refuse_shapes!(seq);
     fn visit_map<A: serde::de::MapAccess<'de>>(
         self,
         mut map: A,
@@ -437,30 +455,6 @@ impl<'de> serde::de::Visitor<'de> for SegmentSeed<'_, '_> {
         };
         Ok(Segment { hash, terms })
     }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(
-        self,
-        _: A,
-    ) -> std::result::Result<Self::Value, A::Error> {
-        Err(self.not_an_object())
-    }
-    fn visit_bool<E: serde::de::Error>(self, _: bool) -> std::result::Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
-    fn visit_i64<E: serde::de::Error>(self, _: i64) -> std::result::Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
-    fn visit_u64<E: serde::de::Error>(self, _: u64) -> std::result::Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
-    fn visit_f64<E: serde::de::Error>(self, _: f64) -> std::result::Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
-    fn visit_str<E: serde::de::Error>(self, _: &str) -> std::result::Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
-    fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
 }
 
 /// A segment's `t`: term strings, each looked up among the document's terms.
@@ -479,7 +473,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for TermsSeed<'_, '_> {
 }
 
 impl TermsSeed<'_, '_> {
-    fn not_an_array<E: serde::de::Error>(&self) -> E {
+    fn wrong_shape<E: serde::de::Error>(&self) -> E {
         self.of
             .fail(format!("{}: \"t\" must be an array", self.of.key))
     }
@@ -490,6 +484,7 @@ impl<'de> serde::de::Visitor<'de> for TermsSeed<'_, '_> {
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         write!(f, "an array of terms")
     }
+    refuse_shapes!(map);
     fn visit_seq<A: serde::de::SeqAccess<'de>>(
         self,
         mut seq: A,
@@ -514,30 +509,6 @@ impl<'de> serde::de::Visitor<'de> for TermsSeed<'_, '_> {
             }
         }
         Ok(idx)
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(
-        self,
-        _: A,
-    ) -> std::result::Result<Self::Value, A::Error> {
-        Err(self.not_an_array())
-    }
-    fn visit_bool<E: serde::de::Error>(self, _: bool) -> std::result::Result<Self::Value, E> {
-        Err(self.not_an_array())
-    }
-    fn visit_i64<E: serde::de::Error>(self, _: i64) -> std::result::Result<Self::Value, E> {
-        Err(self.not_an_array())
-    }
-    fn visit_u64<E: serde::de::Error>(self, _: u64) -> std::result::Result<Self::Value, E> {
-        Err(self.not_an_array())
-    }
-    fn visit_f64<E: serde::de::Error>(self, _: f64) -> std::result::Result<Self::Value, E> {
-        Err(self.not_an_array())
-    }
-    fn visit_str<E: serde::de::Error>(self, _: &str) -> std::result::Result<Self::Value, E> {
-        Err(self.not_an_array())
-    }
-    fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<Self::Value, E> {
-        Err(self.not_an_array())
     }
 }
 
@@ -1105,6 +1076,46 @@ mod tests {
 
     /// Edits of printed documents: whatever the parser accepts prints to a text it
     /// reads back as the same document, and encodes to bytes that decode to it.
+    #[test]
+    fn segments_of_the_wrong_shape_say_what_is_wrong() {
+        let msg = |s: &str| {
+            from_text(s)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        let terms = r#""terms":{"a":1}"#;
+        for (seg, want) in [
+            ("5", "\"sentences\" must be an array"),
+            ("{}", "\"sentences\" must be an array"),
+            ("null", "\"sentences\" must be an array"),
+            ("[5]", "each of \"sentences\" must be an object"),
+            ("[[]]", "each of \"sentences\" must be an object"),
+            (r#"[{"t":[]}]"#, "sentences: \"h\" must be a hex string"),
+            (r#"[{"h":"zz","t":[]}]"#, "sentences: bad hash \"zz\""),
+            (r#"[{"h":"0"}]"#, "sentences: \"t\" must be an array"),
+            (r#"[{"h":"0","t":{}}]"#, "sentences: \"t\" must be an array"),
+            (r#"[{"h":"0","t":[5]}]"#, "sentences: terms must be strings"),
+            (
+                r#"[{"h":"0","t":["b"]}]"#,
+                "sentences: term \"b\" is not among the document's terms",
+            ),
+        ] {
+            let m = msg(&format!(r#"{{"v":1,{terms},"sentences":{seg}}}"#));
+            assert!(m.ends_with(want), "{seg}: {m}");
+        }
+        let ok = from_text(&format!(
+            r#"{{"v":1,{terms},"sentences":[{{"h":"ff","t":["a","a"],"x":[1]}}]}}"#
+        ));
+        assert_eq!(
+            ok.ok().map(|d| d.sentences),
+            Some(vec![Segment {
+                hash: 255,
+                terms: vec![0, 0]
+            }])
+        );
+    }
+
     #[test]
     fn the_text_form_is_serde_jsons_own_compact_form() {
         // to_text writes the segments itself; the whole must read as serde_json
