@@ -442,25 +442,15 @@ impl TxDelta {
     /// back to a savepoint leaves the rows inserted before it counted). Open
     /// statements are marked [`Statement::recounted`].
     pub fn forget(&mut self, sub: u32, coll: i32) {
-        let mut cancel = CollDelta::default();
         for l in &mut self.levels {
-            if l.sub < sub {
-                if let Some(d) = l.colls.get(&coll) {
-                    cancel.merge(d.negated());
-                }
-            } else {
-                l.colls.remove(&coll);
-                if let Some(s) = &mut l.stmt {
+            if let Some(s) = &mut l.stmt {
+                if l.sub >= sub {
                     s.other.remove(&coll);
                 }
-            }
-            if let Some(s) = &mut l.stmt {
                 s.recounted = true;
             }
         }
-        if cancel.changes != 0 || cancel.n_docs != 0 || !cancel.terms.is_empty() {
-            self.add(sub, coll, None, |d| d.merge(cancel));
-        }
+        self.detach(sub, coll);
     }
 
     /// Takes every change, summed over the levels, by collection id.
@@ -481,25 +471,34 @@ impl TxDelta {
     /// outer levels recorded is cancelled in `sub` rather than dropped: if `sub`
     /// rolls back, so does the write, and those changes count again.
     pub fn take_one(&mut self, sub: u32, coll: i32) -> Option<CollDelta> {
+        self.detach(sub, coll).filter(|d| !d.is_empty())
+    }
+
+    /// The changes to `coll`, summed over the levels, taken out of the count as
+    /// of subtransaction `sub` (the innermost): `sub`'s own levels drop theirs, and
+    /// what outer levels recorded is cancelled by its negation in `sub`, so that a
+    /// rollback of `sub` counts them again and a release cancels them out.
+    fn detach(&mut self, sub: u32, coll: i32) -> Option<CollDelta> {
         let mut out: Option<CollDelta> = None;
         let mut cancel = CollDelta::default();
         for l in &mut self.levels {
             let d = if l.sub < sub {
-                l.colls.get(&coll).cloned()
+                let d = l.colls.get(&coll).cloned();
+                if let Some(d) = &d {
+                    cancel.merge(d.negated());
+                }
+                d
             } else {
                 l.colls.remove(&coll)
             };
             if let Some(d) = d {
-                if l.sub < sub {
-                    cancel.merge(d.negated());
-                }
                 out.get_or_insert_with(CollDelta::default).merge(d);
             }
         }
         if cancel.changes != 0 || cancel.n_docs != 0 || !cancel.terms.is_empty() {
             self.add(sub, coll, None, |d| d.merge(cancel));
         }
-        out.filter(|d| !d.is_empty())
+        out
     }
 
     /// Forgets everything (the transaction aborted).
