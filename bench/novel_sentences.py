@@ -1,0 +1,128 @@
+"""Would a "new sentences" pair feature help the held-out trigger? The largest
+kind of wrong mark left is the later post that adds a sentence (labelled
+`a_in_b` the other way): `sentences_inclusion` matches whole sentences by hash,
+and `own_weight` / `missing` count words, so a rephrased old sentence and a
+really new one look alike. The feature counts a's sentences whose words b
+mostly lacks: a sentence of at least --min-words words of 3+ letters, less than
+--cover of whose 5-letter prefixes occur anywhere in b.
+
+Offline, on the emulation of bench/trigger_emulate.py (run it first, after
+`bash bench/stream_replay.sh`, so that its --cache exists), like
+bench/same_source.py: each held-out family's model is trained again with
+scikit-learn (linear SVC, C 1, duplicates weighted 3:1, the scaler of
+src/svm.rs, `TRAIN`'s 20 features), once as it is and once with the new
+feature(s), and the stream is decided again with the trigger's rule.
+
+    bench/.venv/bin/python bench/novel_sentences.py --host H --port P   # needs scikit-learn
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import pickle
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from same_source import decision, vec  # noqa: E402
+from stream_replay import DB, FAMILIES  # noqa: E402
+from trigger_emulate import current, score, show  # noqa: E402
+
+import numpy as np  # noqa: E402
+from sklearn.svm import SVC  # noqa: E402
+
+SENT = re.compile(r"(?<=[.!?…])\s+|\n+")
+WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def analyse(text: str) -> tuple[set, list]:
+    text = text or ""
+    sents = []
+    for s in SENT.split(text):
+        ws = [w.lower()[:5] for w in WORD.findall(s)]
+        if ws:
+            sents.append(ws)
+    return {w for s in sents for w in s}, sents
+
+
+def novel(a, b, min_words: int, cover: float) -> list[float]:
+    _, sa = a
+    pb, _ = b
+    n = words = 0
+    for s in sa:
+        if len(s) < min_words:
+            continue
+        c = sum(w in pb for w in s) / len(s)
+        if c < cover:
+            n += 1
+            words += len(s)
+    return [math.log1p(n), math.log1p(words)]
+
+
+def train(rows, pick) -> dict:
+    X, y = [], []
+    for xab, xba, eab, eba, ab, ba in rows:
+        for x, e, lab in ((xab, eab, ab), (xba, eba, ba)):
+            X.append(vec(x, None) + pick(e))
+            y.append(1 if lab else 0)
+    X = np.array(X)
+    mean, std = np.nanmean(X, axis=0), np.nanstd(X, axis=0)
+    std[std == 0] = 1
+    z = np.where(np.isnan(X), 0, (X - mean) / std)
+    clf = SVC(kernel="linear", C=1.0, class_weight={1: 3.0, 0: 1.0}).fit(z, y)
+    return dict(mean=mean, std=std, w=clf.coef_[0], b=clf.intercept_[0])
+
+
+def run(tr, data, texts, pick, opts) -> dict:
+    marks = {}
+    for fam, chans in FAMILIES.items():
+        rows = [(xab, xba, novel(ta, tb, *opts), novel(tb, ta, *opts), ab, ba)
+                for st, ca, cb, ab, ba, xab, xba, ta, tb in tr
+                if st == "reuters" or not (ca in chans or cb in chans)]
+        m = train(rows, pick)
+        if pick([0.0, 0.0]):
+            print(f"  {fam}: weights of the new features {', '.join(f'{w:+.3f}' for w in m['w'][20:])}")
+        seq = {i: s for i, s, _ in data[fam]["posts"]}
+        by_new: dict = {}
+        for n, o, xno, xon in data[fam]["cands"]:
+            eno, eon = novel(texts[n], texts[o], *opts), novel(texts[o], texts[n], *opts)
+            by_new.setdefault(n, []).append(
+                (o, decision(m, vec(xno, None) + pick(eno)), decision(m, vec(xon, None) + pick(eon)), xno, xon))
+        dup_of: dict = {}
+        for i in sorted(seq, key=lambda k: seq[k]):
+            o = current(by_new[i]) if i in by_new else None
+            if o is not None:
+                dup_of[i] = dup_of.get(o, o)
+        marks[fam] = dup_of
+    return marks
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--host", default="/tmp/pg_dedup_bench")
+    ap.add_argument("--port", type=int, default=54331)
+    ap.add_argument("--db", default="dedup_replay")
+    ap.add_argument("--cache", default="/tmp/trigger_emulate.pickle", help="trigger_emulate.py's cache")
+    ap.add_argument("--min-words", type=int, default=4)
+    ap.add_argument("--cover", type=float, default=0.5)
+    a = ap.parse_args()
+    with open(a.cache, "rb") as f:
+        data = pickle.load(f)
+    db = DB(a.host, a.port, a.db)
+    tr = db.x("""
+        SELECT t.set, t.chan_a, t.chan_b, t.a_dup_b, t.b_dup_a,
+               dedup.compare(t.a, t.b, 'rp_train'), dedup.compare(t.b, t.a, 'rp_train'), p.a_body, p.b_body
+        FROM rp_train_pairs t JOIN rp_pairs p USING (pair_id)""")
+    tr = [r[:7] + (analyse(r[7]), analyse(r[8])) for r in tr]
+    texts = {i: analyse(body) for i, body in db.x("SELECT id, body FROM rp_posts")}
+    opts = (a.min_words, a.cover)
+    show("20 features (scikit-learn)", score(data, run(tr, data, texts, lambda e: [], opts)))
+    show("20 + novel sentences (count)", score(data, run(tr, data, texts, lambda e: e[:1], opts)))
+    show("20 + novel sentences (words)", score(data, run(tr, data, texts, lambda e: e[1:], opts)))
+    show("20 + both", score(data, run(tr, data, texts, lambda e: e, opts)))
+
+
+if __name__ == "__main__":
+    main()
