@@ -512,6 +512,8 @@ DECLARE
     leaf_idx regclass;
     n bigint;
     lim_bytes bigint;
+    n_unchecked bigint := 0;
+    n_left_out bigint := 0;
 BEGIN
     IF tbl IS NULL OR body IS NULL THEN
         RAISE EXCEPTION 'tbl and body must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -706,6 +708,7 @@ BEGIN
     -- (A distributed table is empty, see above: Citus would refuse the CASE.)
     n := 0;
     IF NOT distributed THEN
+        PERFORM dedup._table_document_left_out();
         EXECUTE format('UPDATE %1$s SET dedup_doc = dedup._table_document($2, %2$I::text, %3$s, %4$s, %5$s), '
                        'dedup_verdict = CASE WHEN octet_length(%2$I::text) <= $1 THEN ''distinct''::dedup.verdict END',
                        tbl, body,
@@ -714,8 +717,24 @@ BEGIN
                        CASE WHEN source IS NULL THEN 'NULL' ELSE format('%I::text', source) END)
         USING lim_bytes, tbl::oid;
         GET DIAGNOSTICS n = ROW_COUNT;
+        -- What the trigger reports row by row, said once for the whole backfill.
+        n_left_out := dedup._table_document_left_out();
+        EXECUTE format('SELECT count(*) FROM %s WHERE octet_length(%I::text) > $1', tbl, body)
+            INTO n_unchecked USING lim_bytes;
     END IF;
     RAISE NOTICE 'enable %: % existing rows read', tbl, n;
+    IF n_unchecked > 0 THEN
+        RAISE WARNING 'enable %: % existing rows have a text over the max_document_bytes of collection "%" (%): they are stored unchecked',
+                      tbl, n_unchecked, coll, lim_bytes
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = format('raise the collection''s limit with dedup.set_collection_options, then rewrite those rows to check them: UPDATE %s SET %I = %I WHERE dedup_doc IS NULL',
+                                tbl, body, body);
+    END IF;
+    IF n_left_out > 0 THEN
+        RAISE WARNING 'enable %: % existing rows have a title or source over its limit: they are checked without it',
+                      tbl, n_left_out
+            USING ERRCODE = 'program_limit_exceeded';
+    END IF;
     IF n > 0 THEN
         PERFORM dedup.recompute(coll);
     END IF;

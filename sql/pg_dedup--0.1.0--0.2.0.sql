@@ -143,9 +143,14 @@ CREATE  FUNCTION "_table_document"(
 	"published_at" timestamp with time zone, /* Option < TimestampWithTimeZone > */
 	"source" TEXT /* Option < & str > */
 ) RETURNS dedup.document /* Option < DocumentDatum > */
-STABLE PARALLEL UNSAFE
+VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_table_document_wrapper';
+-- How many rows it analysed without their title or source, for enable's WARNING.
+CREATE  FUNCTION "_table_document_left_out"() RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_table_document_left_out_wrapper';
 
 -- enable, disable and set_time_window write the registration as the extension's
 -- owner once the caller owns the table (src/pg/registration.rs).
@@ -704,6 +709,8 @@ DECLARE
     leaf_idx regclass;
     n bigint;
     lim_bytes bigint;
+    n_unchecked bigint := 0;
+    n_left_out bigint := 0;
 BEGIN
     IF tbl IS NULL OR body IS NULL THEN
         RAISE EXCEPTION 'tbl and body must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -898,6 +905,7 @@ BEGIN
     -- (A distributed table is empty, see above: Citus would refuse the CASE.)
     n := 0;
     IF NOT distributed THEN
+        PERFORM dedup._table_document_left_out();
         EXECUTE format('UPDATE %1$s SET dedup_doc = dedup._table_document($2, %2$I::text, %3$s, %4$s, %5$s), '
                        'dedup_verdict = CASE WHEN octet_length(%2$I::text) <= $1 THEN ''distinct''::dedup.verdict END',
                        tbl, body,
@@ -906,8 +914,24 @@ BEGIN
                        CASE WHEN source IS NULL THEN 'NULL' ELSE format('%I::text', source) END)
         USING lim_bytes, tbl::oid;
         GET DIAGNOSTICS n = ROW_COUNT;
+        -- What the trigger reports row by row, said once for the whole backfill.
+        n_left_out := dedup._table_document_left_out();
+        EXECUTE format('SELECT count(*) FROM %s WHERE octet_length(%I::text) > $1', tbl, body)
+            INTO n_unchecked USING lim_bytes;
     END IF;
     RAISE NOTICE 'enable %: % existing rows read', tbl, n;
+    IF n_unchecked > 0 THEN
+        RAISE WARNING 'enable %: % existing rows have a text over the max_document_bytes of collection "%" (%): they are stored unchecked',
+                      tbl, n_unchecked, coll, lim_bytes
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = format('raise the collection''s limit with dedup.set_collection_options, then rewrite those rows to check them: UPDATE %s SET %I = %I WHERE dedup_doc IS NULL',
+                                tbl, body, body);
+    END IF;
+    IF n_left_out > 0 THEN
+        RAISE WARNING 'enable %: % existing rows have a title or source over its limit: they are checked without it',
+                      tbl, n_left_out
+            USING ERRCODE = 'program_limit_exceeded';
+    END IF;
     IF n > 0 THEN
         PERFORM dedup.recompute(coll);
     END IF;
@@ -1494,6 +1518,8 @@ COMMENT ON FUNCTION dedup._groups(oid, text) IS 'dedup.groups by table OID';
 COMMENT ON FUNCTION dedup._is_duplicate(oid, text, text, timestamp with time zone, text) IS 'dedup.is_duplicate by table OID';
 COMMENT ON FUNCTION dedup._table_document(oid, text, text, timestamp with time zone, text) IS
     'The document the trigger would store for a row of the table with this text (the collection''s language and limits): enable''s backfill';
+COMMENT ON FUNCTION dedup._table_document_left_out() IS
+    'How many rows dedup._table_document analysed without their title or source (over its limit) since the last call, for enable''s WARNING';
 COMMENT ON FUNCTION dedup._marked_rows(oid) IS 'How many rows of an enabled table are marked (duplicate_of set), for dedup.status';
 COMMENT ON FUNCTION dedup._duplicates(integer) IS 'How many rows of a collection''s enabled tables are marked, for dedup.status';
 COMMENT ON FUNCTION dedup._matrix_quality(oid, text) IS 'dedup.matrix_quality by table OID';

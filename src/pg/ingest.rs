@@ -1171,14 +1171,22 @@ pub fn forget(cfg: &TableConfig, doc: &DocumentDatum, row_trigger: bool) {
     stats::remove(cfg.coll.id, &doc.decode(), row_trigger.then_some(cfg.tbl));
 }
 
+thread_local! {
+    /// Rows `_table_document` analysed without their title or source (over its
+    /// limit) since `_table_document_left_out` last read it.
+    static LEFT_OUT: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
+}
+
 /// The document the trigger would store for a row of `tbl` with this text: the
 /// collection's language and `min_word_length`, NULL for a text over its
-/// `max_document_bytes`, a title or source over its limit left out (with a
-/// WARNING). `dedup.enable`'s backfill analyses the existing rows with it, as the
-/// trigger analyses new ones (the session's settings play no part). Only the
-/// table's owner may call it (as `enable` does): the collection's limit may be far
-/// above `dedup.max_document_bytes`, which bounds what other roles analyse.
-#[pg_extern(stable, parallel_unsafe)]
+/// `max_document_bytes`, a title or source over its limit left out (counted, not
+/// reported row by row: `enable` reports the count once, see
+/// [`_table_document_left_out`]). `dedup.enable`'s backfill analyses the existing
+/// rows with it, as the trigger analyses new ones (the session's settings play no
+/// part). Only the table's owner may call it (as `enable` does): the collection's
+/// limit may be far above `dedup.max_document_bytes`, which bounds what other
+/// roles analyse.
+#[pg_extern(volatile, parallel_unsafe)]
 pub fn _table_document(
     tbl: Option<pg_sys::Oid>,
     body: Option<&str>,
@@ -1198,7 +1206,10 @@ pub fn _table_document(
     if cfg.coll.limits.body_over(body).is_some() {
         return None;
     }
-    let (title, source) = side_fields(&cfg, title, source);
+    let (title, source, left_out) = cfg.coll.limits.side_fields(title, source);
+    if !left_out.is_empty() {
+        LEFT_OUT.with(|n| n.set(n.get().saturating_add(1)));
+    }
     Some(DocumentDatum::from_document(&analyze(
         &cfg,
         body,
@@ -1206,6 +1217,14 @@ pub fn _table_document(
         published_at,
         source,
     )))
+}
+
+/// How many rows `_table_document` analysed without their title or source since
+/// the last call, and starts the count again: `enable` reads it after its backfill
+/// to report them in one WARNING instead of one per row.
+#[pg_extern(volatile, parallel_unsafe)]
+pub fn _table_document_left_out() -> i64 {
+    LEFT_OUT.with(|n| n.replace(0))
 }
 
 /// Whether the text would be a duplicate in `tbl`: the trigger's decision, without

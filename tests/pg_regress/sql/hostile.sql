@@ -116,11 +116,17 @@ SELECT dedup.is_duplicate('long_src', 'Курс доллара на Москов
 -- it unchecked with a WARNING.
 SELECT err($$INSERT INTO long_src VALUES (4, 'Курс доллара на Московской бирже вырос до 92 рублей.<!--' || repeat('x', 3000) || '-->', NULL, NULL)$$);
 -- enable's backfill reads existing rows the same way (it used to fail on such a
--- source), with the collection's limits and not the session's.
+-- source), with the collection's limits and not the session's, and reports each
+-- kind once for all rows (not a WARNING per row).
+INSERT INTO long_src VALUES (5, 'Погода в Москве: ожидается дождь.', NULL, repeat('s', 5000));
 SELECT dedup.disable('long_src');
-SELECT dedup.enable('long_src', 'body', title => 'title', source => 'src', collection => 'long_src');
-SELECT id, dedup_doc IS NULL AS unchecked, dedup.summary(dedup_doc)->>'source' AS source FROM long_src;
+INSERT INTO long_src VALUES (6, repeat('Длинный текст о погоде. ', 100), NULL, NULL);
+SELECT dedup.create_collection('long_src_c');
+SELECT dedup.set_collection_options('long_src_c', '{"max_document_bytes": 2048}');
+SELECT dedup.enable('long_src', 'body', title => 'title', source => 'src', collection => 'long_src_c');
+SELECT id, dedup_doc IS NULL AS unchecked, dedup.summary(dedup_doc)->>'source' AS source FROM long_src ORDER BY id;
 SELECT dedup.disable('long_src');
+SELECT dedup.drop_collection('long_src_c');
 DROP TABLE long_src;
 -- The TRUNCATE trigger's recompute: STRICT, an unknown collection is 42704, and
 -- only the extension's owner may call it.
