@@ -713,7 +713,7 @@ BEGIN
                        'dedup_verdict = CASE WHEN octet_length(%2$I::text) <= $1 THEN ''distinct''::dedup.verdict END',
                        tbl, body,
                        CASE WHEN title IS NULL THEN 'NULL' ELSE format('%I::text', title) END,
-                       CASE WHEN published_at IS NULL THEN 'NULL' ELSE format('%I::timestamptz', published_at) END,
+                       CASE WHEN published_at IS NULL THEN 'NULL' ELSE format('dedup._published(%I)', published_at) END,
                        CASE WHEN source IS NULL THEN 'NULL' ELSE format('%I::text', source) END)
         USING lim_bytes, tbl::oid;
         GET DIAGNOSTICS n = ROW_COUNT;

@@ -146,6 +146,13 @@ CREATE  FUNCTION "_table_document"(
 VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_table_document_wrapper';
+-- A time column's value as the trigger reads it (src/pg/times.rs).
+CREATE  FUNCTION "_published"(
+	"value" anyelement /* pgrx::datum::anyelement::AnyElement */
+) RETURNS timestamp with time zone /* core::option::Option<pgrx::datum::time_stamp_with_timezone::TimestampWithTimeZone> */
+STRICT STABLE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_published_wrapper';
 -- How many rows it analysed without their title or source, for enable's WARNING.
 CREATE  FUNCTION "_table_document_left_out"() RETURNS bigint /* i64 */
 STRICT VOLATILE PARALLEL UNSAFE
@@ -910,7 +917,7 @@ BEGIN
                        'dedup_verdict = CASE WHEN octet_length(%2$I::text) <= $1 THEN ''distinct''::dedup.verdict END',
                        tbl, body,
                        CASE WHEN title IS NULL THEN 'NULL' ELSE format('%I::text', title) END,
-                       CASE WHEN published_at IS NULL THEN 'NULL' ELSE format('%I::timestamptz', published_at) END,
+                       CASE WHEN published_at IS NULL THEN 'NULL' ELSE format('dedup._published(%I)', published_at) END,
                        CASE WHEN source IS NULL THEN 'NULL' ELSE format('%I::text', source) END)
         USING lim_bytes, tbl::oid;
         GET DIAGNOSTICS n = ROW_COUNT;
@@ -1518,6 +1525,8 @@ COMMENT ON FUNCTION dedup._groups(oid, text) IS 'dedup.groups by table OID';
 COMMENT ON FUNCTION dedup._is_duplicate(oid, text, text, timestamp with time zone, text) IS 'dedup.is_duplicate by table OID';
 COMMENT ON FUNCTION dedup._table_document(oid, text, text, timestamp with time zone, text) IS
     'The document the trigger would store for a row of the table with this text (the collection''s language and limits): enable''s backfill';
+COMMENT ON FUNCTION dedup._published(anyelement) IS
+    'A time column''s value as the trigger reads it (a timestamp or date as UTC; text that is not a time, and the infinities, as no time: NULL), for the window and order of the analyst queries and enable''s backfill';
 COMMENT ON FUNCTION dedup._table_document_left_out() IS
     'How many rows dedup._table_document analysed without their title or source (over its limit) since the last call, for enable''s WARNING';
 COMMENT ON FUNCTION dedup._marked_rows(oid) IS 'How many rows of an enabled table are marked (duplicate_of set), for dedup.status';

@@ -20,7 +20,7 @@
 //! | 11 | `missing` | share of a's squared body weight on terms b lacks ([`crate::coverage`]) |
 //! | 12 | `unique_peak` | a's heaviest term that b lacks, against a's heaviest term |
 //! | 13 | `lead_missing` | `missing` over the terms of a's first sentence |
-//! | 14 | `numbers_conflict` | `1 − |Na ∩ Nb| / min(|Na|, |Nb|)` over the numbers' significant digits ("3 000" and "3 тыс." agree) when both have numbers, else 0 |
+//! | 14 | `numbers_conflict` | `1 − |Na ∩ Nb| / min(|Na|, |Nb|)` over the numbers' significant digits ("3 000" and "3 тыс." agree) when both have numbers, else [`UNKNOWN`] |
 //! | 15 | `length_ratio` | `ln((1 + distinct terms of a) / (1 + distinct terms of b))` |
 //! | 16 | `time_gap` | `ln(1 + |a.published_at − b.published_at| / 60 s)`, [`UNKNOWN`] when either is unknown |
 //! | 17 | `prefixes` | `1 −` Jaccard of the sets of the body terms' first 4 characters ([`crate::document::prefix_key`]) |

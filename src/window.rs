@@ -98,7 +98,9 @@ pub enum Bound {
 /// PostgreSQL keeps them (`PartitionBoundInfo`: the distinct bounds in order, and
 /// `indexes[i]`, the partition whose upper bound is `bounds[i]`, or -1 when the
 /// values below `bounds[i]` belong to no partition), and the default partition's
-/// index, if there is one. A range partition never holds a NULL; the default one may.
+/// index, if there is one. A range partition never holds a NULL; the default one may,
+/// and one open at an end (MINVALUE, MAXVALUE, or from `-infinity`) may hold an
+/// infinite time, which counts as no time: those are searched for every row too.
 pub fn range_spans(
     bounds: &[Bound],
     indexes: &[i32],
@@ -120,7 +122,7 @@ pub fn range_spans(
         spans[p] = Span {
             lo,
             hi,
-            nulls: false,
+            nulls: lo.is_none_or(|t| t == i64::MIN) || hi.is_none(),
         };
     }
     spans
@@ -159,6 +161,22 @@ mod tests {
     }
 
     #[test]
+    fn partitions_from_minus_infinity_may_hold_no_time() {
+        // FROM ('-infinity') TO (31), FROM (31) TO ('infinity'): the first holds
+        // -infinity (no time), the second cannot hold infinity (upper bound excluded).
+        let bounds = [
+            Bound::Value(i64::MIN),
+            Bound::Value(31),
+            Bound::Value(i64::MAX),
+        ];
+        let s = range_spans(&bounds, &[-1, 0, 1, -1], None, 2);
+        assert!(s[0].nulls && !s[1].nulls);
+        let w = Some(Interval { lo: 40, hi: 45 });
+        assert!(s[0].meets(w) && s[1].meets(w));
+        assert!(!s[1].meets(Some(Interval { lo: 10, hi: 20 })));
+    }
+
+    #[test]
     fn spans_of_monthly_partitions() {
         // FROM (MINVALUE) TO (31), FROM (31) TO (59), a gap, FROM (90) TO (MAXVALUE),
         // as partitions 0, 1, 2, and a default partition 3.
@@ -171,22 +189,19 @@ mod tests {
         ];
         let indexes = [-1, 0, 1, -1, 2, -1];
         let s = range_spans(&bounds, &indexes, Some(3), 4);
-        let span = |lo, hi| Span {
-            lo,
-            hi,
-            nulls: false,
-        };
-        assert_eq!(s[0], span(None, Some(31)));
-        assert_eq!(s[1], span(Some(31), Some(59)));
-        assert_eq!(s[2], span(Some(90), None));
+        let span = |lo, hi, nulls| Span { lo, hi, nulls };
+        // The two open ones may hold -infinity or infinity: no time.
+        assert_eq!(s[0], span(None, Some(31), true));
+        assert_eq!(s[1], span(Some(31), Some(59), false));
+        assert_eq!(s[2], span(Some(90), None, true));
         assert_eq!(s[3], Span::ALL);
         let w = |lo, hi| Some(Interval { lo, hi });
-        assert!(s[1].meets(w(40, 45)) && !s[0].meets(w(40, 45)) && !s[2].meets(w(40, 45)));
+        assert!(s[1].meets(w(40, 45)) && s[0].meets(w(40, 45)) && s[2].meets(w(40, 45)));
+        assert!(s[1].meets(w(31, 31)), "lower bound included");
         assert!(
-            s[1].meets(w(31, 31)) && !s[0].meets(w(31, 31)),
+            !s[1].meets(w(30, 30)) && !s[1].meets(w(59, 60)),
             "upper bound excluded"
         );
-        assert!(s[0].meets(w(30, 30)) && !s[1].meets(w(30, 30)));
         assert!(
             s[3].meets(w(40, 45)),
             "a default partition is always searched"

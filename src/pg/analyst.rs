@@ -47,6 +47,16 @@ fn judged_pairs(
     model: Option<&str>,
     pairing: Pairing,
 ) -> (Vec<PairRow>, HashMap<String, Info>) {
+    // Keys travel as text between the queries and out of the functions.
+    crate::pg::guc_scope::exact_floats(|| judged_pairs_exact(tbl, model, pairing))
+}
+
+/// [`judged_pairs`] with float keys printed exactly.
+fn judged_pairs_exact(
+    tbl: pg_sys::Oid,
+    model: Option<&str>,
+    pairing: Pairing,
+) -> (Vec<PairRow>, HashMap<String, Info>) {
     let cfg = table_config(tbl);
     let model: Option<Rc<Loaded>> = model.or(cfg.model.as_deref()).and_then(models::by_name);
     let mut weigher = Weigher::new(&cfg.coll, None);
@@ -278,23 +288,24 @@ fn candidate_edges(
     // filter every row of b: seqscan is off for this query alone. Either O(N²) plan
     // took 21-29 s for 5,000 rows, against about 1 s through the index.
     // Under a time window (see `crate::window`) a pair is a candidate only when
-    // the two times are within it, or one is missing, as for the trigger.
-    // `a_time` is how the query names a's time.
-    let window_clause = |a_time: &str| {
-        match (&cfg.columns.published_at, cfg.window) {
+    // the two times are within it, or one is missing, as for the trigger. Times are
+    // read as the trigger reads them (`dedup._published`: text that is not a time
+    // and the infinities are no time, a timestamp is UTC whatever the session's
+    // TimeZone). `a_time` is how the query names a's time column.
+    let time = |col: &str| format!("dedup._published({col})");
+    let window_clause = |a_time: &str| match (&cfg.columns.published_at, cfg.window) {
         (Some(col), Some(w)) => format!(
-            " AND ({a} IS NULL OR b.{c} IS NULL OR b.{c}::timestamptz BETWEEN \
-             {a}::timestamptz - make_interval(secs => {s}) AND {a}::timestamptz + make_interval(secs => {s}))",
-            a = if a_time.is_empty() {
+            " AND ({a} IS NULL OR {b} IS NULL OR {b} BETWEEN \
+             {a} - make_interval(secs => {s}) AND {a} + make_interval(secs => {s}))",
+            a = time(&if a_time.is_empty() {
                 format!("a.{}", pgrx::spi::quote_identifier(col))
             } else {
                 a_time.to_owned()
-            },
-            c = pgrx::spi::quote_identifier(col),
+            }),
+            b = time(&format!("b.{}", pgrx::spi::quote_identifier(col))),
             s = w as f64 / 1e6
         ),
         _ => String::new(),
-    }
     };
     // Which rows b a row a is paired with: any other row, or for the backfill the
     // rows before it in the order `decide::originals` replays them (publication
@@ -306,9 +317,10 @@ fn candidate_edges(
             (Pairing::Best, _) => format!("{kb} IS DISTINCT FROM {a_key}"),
             (Pairing::BestEarlier, None) => format!("{kb} < {a_key}"),
             (Pairing::BestEarlier, Some(col)) => format!(
-                "(coalesce(b.{c}::timestamptz, 'infinity'::timestamptz), {kb}) \
-                 < (coalesce({a_time}::timestamptz, 'infinity'::timestamptz), {a_key})",
-                c = pgrx::spi::quote_identifier(col)
+                "(coalesce({b}, 'infinity'::timestamptz), {kb}) \
+                 < (coalesce({a}, 'infinity'::timestamptz), {a_key})",
+                b = time(&format!("b.{}", pgrx::spi::quote_identifier(col))),
+                a = time(a_time)
             ),
         }
     };

@@ -31,6 +31,20 @@ pub fn with_settings<R>(settings: &[(&CStr, &CStr)], f: impl FnOnce() -> R) -> R
     r
 }
 
+/// Runs `f` with `extra_float_digits` at least 1, so that a float key prints
+/// exactly: keys travel as text (into `duplicate_of`, out of the analyst
+/// functions, between the queries that find and fetch pairs), and a session's
+/// setting below 1 (some drivers set 0) would round one into a key no row has, or
+/// two keys into one.
+pub fn exact_floats<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: reads a GUC variable of this backend.
+    if unsafe { pg_sys::extra_float_digits } < 1 {
+        with_settings(&[(c"extra_float_digits", c"1")], f)
+    } else {
+        f()
+    }
+}
+
 /// A collection's `min_shared_keys` and `similarity_threshold` as the settings the
 /// `%` operator reads: a lookup puts them in force so that it matches as the
 /// collection says, whatever the session set.

@@ -160,7 +160,7 @@ pub fn table_config(tbl: pg_sys::Oid) -> Rc<TableConfig> {
 
 thread_local! {
     /// By table and the session's time zone: the partitions' time spans turn date
-    /// and timestamp bounds into times in it (see `partitions::to_timestamptz`).
+    /// and timestamp bounds into times in it (see `times::to_timestamptz`).
     static CONFIGS: std::cell::RefCell<config_cache::Kept<(u32, usize), TableConfig>> =
         std::cell::RefCell::new(config_cache::Kept::default());
 }
@@ -583,10 +583,10 @@ fn find_candidates(
     }
     // The tie-break is the key's own order (`r.id`: a bare `key` would name the
     // first output column, the key as text, and sort 10 before 9). The window
-    // compares the time column read as timestamptz, as the trigger reads it.
+    // compares the time column read as the trigger reads it (`dedup._published`).
     let in_window = match (&cfg.columns.published_at, window) {
         (Some(col), Some(_)) => format!(
-            " AND (r.{c} IS NULL OR r.{c}::timestamptz BETWEEN $3 AND $4)",
+            " AND (dedup._published(r.{c}) IS NULL OR dedup._published(r.{c}) BETWEEN $3 AND $4)",
             c = pgrx::spi::quote_identifier(col)
         ),
         _ => String::new(),
@@ -1267,15 +1267,18 @@ pub fn _find_original(
     ),
 > {
     privilege::require_read(tbl, "dedup.find_original");
-    let c = as_owner(|| {
-        let cfg = table_config(tbl);
-        check(
-            &cfg,
-            doc.decode(),
-            cfg.model.as_deref(),
-            None,
-            Store::Nothing,
-        )
+    // The keys come back as text.
+    let c = crate::pg::guc_scope::exact_floats(|| {
+        as_owner(|| {
+            let cfg = table_config(tbl);
+            check(
+                &cfg,
+                doc.decode(),
+                cfg.model.as_deref(),
+                None,
+                Store::Nothing,
+            )
+        })
     });
     let mut rows: Vec<(bool, String, verdict, f64)> = c
         .judged

@@ -26,6 +26,7 @@ pub mod stats;
 pub mod stats_agg;
 pub mod stats_read;
 pub mod tests;
+pub mod times;
 pub mod trigger;
 pub mod trigger_entry;
 pub mod types;

@@ -5,6 +5,7 @@
 //! signature index and skips the leaves a time window rules out.
 
 use crate::pg::cache;
+use crate::pg::times;
 use crate::window::{range_spans, Bound, Span};
 use pgrx::prelude::*;
 
@@ -57,7 +58,7 @@ fn time_range_key(tbl: pg_sys::Oid, time_column: Option<&str>) -> Option<pg_sys:
     .filter(|&typ| time_type(typ))
 }
 
-/// The column types whose values [`to_timestamptz`] turns into times without text.
+/// The column types whose values [`times::to_timestamptz`] turns into times without text.
 fn time_type(typ: pg_sys::Oid) -> bool {
     typ == pg_sys::TIMESTAMPTZOID || typ == pg_sys::TIMESTAMPOID || typ == pg_sys::DATEOID
 }
@@ -124,7 +125,7 @@ unsafe fn bound_spans(info: pg_sys::PartitionBoundInfo, typ: pg_sys::Oid, n: usi
             bounds.push(match kind {
                 pg_sys::PartitionRangeDatumKind::PARTITION_RANGE_DATUM_MINVALUE => Bound::MinValue,
                 pg_sys::PartitionRangeDatumKind::PARTITION_RANGE_DATUM_MAXVALUE => Bound::MaxValue,
-                _ => match to_timestamptz(typ, *(*(*info).datums.add(i))) {
+                _ => match times::to_timestamptz(typ, *(*(*info).datums.add(i))) {
                     Some(t) => Bound::Value(t),
                     None => return vec![Span::ALL; n],
                 },
@@ -138,40 +139,5 @@ unsafe fn bound_spans(info: pg_sys::PartitionBoundInfo, typ: pg_sys::Oid, n: usi
         };
         let default = usize::try_from((*info).default_index).ok();
         range_spans(&bounds, indexes, default, n)
-    }
-}
-
-/// A date, timestamp or timestamptz datum as a time in microseconds (a date at
-/// midnight UTC, a timestamp as UTC: never in the session's time zone, which each
-/// writer sets; beyond the range: the infinities); None for another type.
-///
-/// # Safety
-/// `d` is a non-null datum of type `typ`.
-pub unsafe fn to_timestamptz(typ: pg_sys::Oid, d: pg_sys::Datum) -> Option<i64> {
-    let clamp = |t: i64, overflow: i32| match overflow.signum() {
-        -1 => i64::MIN,
-        1 => i64::MAX,
-        _ => t,
-    };
-    if typ == pg_sys::TIMESTAMPTZOID {
-        Some(d.value() as i64)
-    } else if typ == pg_sys::TIMESTAMPOID {
-        // A time without a zone is taken as UTC, whatever the session's TimeZone:
-        // a writer's setting must not move what the trigger compares (the time
-        // features, the window, the partitions searched).
-        Some(d.value() as i64)
-    } else if typ == pg_sys::DATEOID {
-        // Midnight UTC; -infinity and infinity stay the ends of time.
-        let days = d.value() as i32;
-        Some(match days {
-            i32::MIN => i64::MIN,
-            i32::MAX => i64::MAX,
-            _ => {
-                let (t, over) = (days as i64).overflowing_mul(86_400_000_000);
-                clamp(t, if over { days.signum() } else { 0 })
-            }
-        })
-    } else {
-        None
     }
 }

@@ -15,7 +15,7 @@
 //! form stays for a table whose signature index is missing or unusable, and for a
 //! Citus distributed table (`pg::citus`).
 
-use crate::pg::partitions::to_timestamptz;
+use crate::pg::times::stored_time;
 use crate::pg::types::SignatureDatum;
 use crate::signature::Signature;
 use crate::window::{admits, Interval, Span};
@@ -258,7 +258,9 @@ pub fn candidates(
                     }
                     if window.is_some() {
                         let at = match (leaf.time_att, t.time_type) {
-                            (Some(att), Some(typ)) => attr(slot, att).and_then(|d| time_of(typ, d)),
+                            (Some(att), Some(typ)) => {
+                                attr(slot, att).and_then(|d| stored_time(typ, d))
+                            }
                             _ => None,
                         };
                         if !admits(window, at) {
@@ -360,29 +362,6 @@ unsafe fn key_text(t: &Target, key: &[pg_sys::Datum]) -> String {
             .collect();
         let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
         crate::rowkey::key_text(&refs)
-    }
-}
-
-/// A stored time as microseconds: a date, timestamp or timestamptz directly, any
-/// other type through its text form read as a timestamptz, as the trigger reads
-/// the new row's (raising, as it does, on text that is not a time).
-///
-/// # Safety
-/// `d` is a non-null datum of type `typ`.
-pub(crate) unsafe fn time_of(typ: pg_sys::Oid, d: pg_sys::Datum) -> Option<i64> {
-    // SAFETY: the caller upholds this function's contract (see its comment).
-    unsafe {
-        if let Some(t) = to_timestamptz(typ, d) {
-            return Some(t);
-        }
-        let text = std::ffi::CString::new(output(typ, d)).ok()?;
-        let ts = pg_sys::OidInputFunctionCall(
-            pg_sys::Oid::from(pg_sys::F_TIMESTAMPTZ_IN),
-            text.as_ptr() as *mut _,
-            pg_sys::InvalidOid,
-            -1,
-        );
-        Some(ts.value() as i64)
     }
 }
 

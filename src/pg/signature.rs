@@ -375,8 +375,11 @@ fn _candidates(
         .map(|m| m.pairs().to_vec())
         .unwrap_or_default();
     let rows = Spi::connect(|c| {
+        // The key as text, a float key exactly.
         let t = crate::pg::guc_scope::with_settings(&settings, || {
-            c.select(sql.as_str(), None, &[sig.into(), (max as i64).into()])
+            crate::pg::guc_scope::exact_floats(|| {
+                c.select(sql.as_str(), None, &[sig.into(), (max as i64).into()])
+            })
         })
         .unwrap_or_else(|e| spi_err(e));
         t.into_iter()

@@ -83,14 +83,14 @@ impl Row {
             return unsafe { TimestampWithTimeZone::from_datum(d, false) };
         }
         if col.typid == pg_sys::TIMESTAMPOID || col.typid == pg_sys::DATEOID {
-            // As UTC, whatever the writer's TimeZone (see `partitions::to_timestamptz`).
+            // As UTC, whatever the writer's TimeZone (see `times::to_timestamptz`).
             // SAFETY: a non-null datum of that type.
-            let t = unsafe { crate::pg::partitions::to_timestamptz(col.typid, d) }?;
+            let t = unsafe { crate::pg::times::to_timestamptz(col.typid, d) }?;
             // SAFETY: any i64 is a timestamptz datum (the ends are the infinities).
             return unsafe { TimestampWithTimeZone::from_datum(pg_sys::Datum::from(t), false) };
         }
         let text = output(col.typid, d);
-        let parsed = parse_time(&text);
+        let parsed = crate::pg::times::parse_time(&text);
         if parsed.is_none() {
             pgrx::ereport!(
                 PgLogLevel::WARNING,
@@ -103,52 +103,6 @@ impl Row {
             );
         }
         parsed
-    }
-}
-
-/// `text` as a timestamptz, or None when timestamptz's input refuses it (22007,
-/// 22008): the refusal is caught in a subtransaction, as a PL/pgSQL exception
-/// block catches it, so that a writer's text time column never fails its insert.
-fn parse_time(text: &str) -> Option<TimestampWithTimeZone> {
-    let text = CString::new(text).ok()?;
-    // SAFETY: the subtransaction is begun, and released or rolled back, around one
-    // call of timestamptz's input function, with the caller's memory context and
-    // resource owner put back after either, as PL/pgSQL's exception blocks do.
-    unsafe {
-        let context = pg_sys::CurrentMemoryContext;
-        let owner = pg_sys::CurrentResourceOwner;
-        pg_sys::BeginInternalSubTransaction(std::ptr::null());
-        pg_sys::MemoryContextSwitchTo(context);
-        // Only what timestamptz's input says of text that is not a time is caught;
-        // anything else (a cancel, out of memory) goes on, and the transaction's
-        // abort unwinds the subtransaction.
-        let refused = |_| None;
-        let parsed = pgrx::PgTryBuilder::new(|| {
-            Some(pg_sys::OidInputFunctionCall(
-                pg_sys::Oid::from(pg_sys::F_TIMESTAMPTZ_IN),
-                text.as_ptr() as *mut _,
-                pg_sys::InvalidOid,
-                -1,
-            ))
-        })
-        .catch_when(PgSqlErrorCode::ERRCODE_INVALID_DATETIME_FORMAT, refused)
-        .catch_when(PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW, refused)
-        .catch_when(
-            PgSqlErrorCode::ERRCODE_INVALID_TIME_ZONE_DISPLACEMENT_VALUE,
-            refused,
-        )
-        .catch_when(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, refused)
-        .execute();
-        pg_sys::MemoryContextSwitchTo(context);
-        if parsed.is_some() {
-            pg_sys::ReleaseCurrentSubTransaction();
-        } else {
-            pg_sys::RollbackAndReleaseCurrentSubTransaction();
-        }
-        pg_sys::MemoryContextSwitchTo(context);
-        pg_sys::CurrentResourceOwner = owner;
-        // SAFETY: the input function returned a timestamptz.
-        parsed.and_then(|ts| TimestampWithTimeZone::from_datum(ts, false))
     }
 }
 
@@ -353,15 +307,8 @@ pub fn doc_identity(bytes: &[u8]) -> u64 {
 fn _trigger<'a>(
     trigger: &'a pgrx::PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByPostgres>>, std::convert::Infallible> {
-    // Keys travel as text (the original's key into duplicate_of): a writer's
-    // extra_float_digits below 1 would round a float key into one no row has.
-    // SAFETY: reads a GUC variable of this backend.
-    if unsafe { pg_sys::extra_float_digits } < 1 {
-        return crate::pg::guc_scope::with_settings(&[(c"extra_float_digits", c"1")], || {
-            row_trigger(trigger)
-        });
-    }
-    row_trigger(trigger)
+    // Keys travel as text (the original's key into duplicate_of).
+    crate::pg::guc_scope::exact_floats(|| row_trigger(trigger))
 }
 
 /// [`_trigger`]'s body.

@@ -546,4 +546,16 @@ SET extra_float_digits = -15;
 SELECT dedup.enable('fkey', 'body');
 RESET extra_float_digits;
 SELECT count(*) AS rows, count(*) FILTER (WHERE duplicate_of IN (SELECT id FROM fkey)) AS marks_naming_a_row FROM fkey;
+-- And for the analyst functions, whose keys travel as text: two keys that print
+-- alike at extra_float_digits 0 stay two rows, each named exactly.
+INSERT INTO fkey VALUES (0.1::float8 + 0.2::float8, 'Курс доллара на Московской бирже вырос до 92 рублей за день торгов.'),
+                        (0.3, 'Курс доллара на Московской бирже вырос до 92 рублей за день торгов.');
+SET extra_float_digits = 0;
+SELECT a, b, verdict FROM dedup.pairs('fkey') WHERE a::float8 < 1 AND b::float8 < 1 ORDER BY 1, 2;
+SELECT key, is_original FROM dedup.groups('fkey') WHERE key::float8 < 1 ORDER BY 1;
+SELECT pairs FROM dedup.matrix_quality('fkey');
+SELECT key FROM dedup.find_original('fkey', dedup.to_document('Курс доллара на Московской бирже вырос до 92 рублей за день торгов.'));
+SELECT key FROM dedup.candidates('fkey', dedup.signature(dedup.to_document('Курс доллара на Московской бирже вырос до 92 рублей за день торгов.'), 'fkey'))
+ WHERE key::float8 < 1 ORDER BY 1;
+RESET extra_float_digits;
 DROP TABLE fkey;

@@ -118,6 +118,49 @@ SET TimeZone = 'UTC';
 INSERT INTO dnews VALUES (7, '2024-01-31', story(7));
 UPDATE dnews SET day = '2024-02-01' WHERE id = 7;
 SELECT tableoid::regclass AS part, id, day, duplicate_of, dedup_verdict FROM dnews WHERE id = 7;
+-- Times as the trigger reads them, in the analyst functions and enable's
+-- backfill too. A text time that is not a time counts as no time (it used to
+-- make every windowed query and insert fail with 22007):
+CREATE TABLE wtext (id int PRIMARY KEY, pub text, body text);
+SELECT dedup.enable('wtext', 'body', published_at => 'pub');
+INSERT INTO wtext VALUES (1, 'not a date', story(8));
+INSERT INTO wtext VALUES (2, '2024-01-01', story(8));
+SELECT dedup.set_time_window('wtext', interval '1 day');
+SELECT a, b, verdict FROM dedup.pairs('wtext');
+SELECT key, is_original FROM dedup.groups('wtext') ORDER BY key;
+SELECT dedup.is_duplicate('wtext', story(8), NULL, '2024-01-01') AS is_duplicate;
+INSERT INTO wtext VALUES (3, '2024-01-01', story(8));
+SELECT dedup.disable('wtext');
+SELECT dedup.enable('wtext', 'body', published_at => 'pub', time_window => interval '1 day');
+SELECT id, duplicate_of, dedup_verdict FROM wtext ORDER BY id;
+-- infinity is no time: a row published at infinity is compared with every row
+-- under a window, by the trigger and by pairs alike.
+CREATE TABLE winf (id int PRIMARY KEY, pub timestamptz, body text);
+SELECT dedup.enable('winf', 'body', published_at => 'pub', time_window => interval '1 day');
+INSERT INTO winf VALUES (1, '2024-01-01', story(9)), (2, 'infinity', story(9));
+INSERT INTO winf VALUES (3, '2024-05-01', story(9));
+SELECT id, duplicate_of FROM winf ORDER BY id;
+SELECT a, b, verdict FROM dedup.pairs('winf') ORDER BY 1, 2;
+-- A timestamp column is UTC whatever the session's TimeZone: 100 minutes apart
+-- (60 in Berlin's clock change night) is outside a window of an hour.
+CREATE TABLE wts (id int PRIMARY KEY, pub timestamp, body text);
+SELECT dedup.enable('wts', 'body', published_at => 'pub', time_window => interval '1 hour');
+SET TimeZone = 'Europe/Berlin';
+INSERT INTO wts VALUES (1, '2024-03-31 01:30', story(10)), (2, '2024-03-31 03:10', story(10));
+SELECT id, duplicate_of FROM wts ORDER BY id;
+SELECT count(*) AS pairs_in_berlin FROM dedup.pairs('wts');
+SET TimeZone = 'UTC';
+SELECT count(*) AS pairs_in_utc FROM dedup.pairs('wts');
+-- A partition open at its end (MAXVALUE) may hold infinity: it is searched for
+-- every row under a window.
+CREATE TABLE wpinf (id int, pub timestamptz NOT NULL, body text, PRIMARY KEY (id, pub)) PARTITION BY RANGE (pub);
+CREATE TABLE wpinf_a PARTITION OF wpinf FOR VALUES FROM ('2024-01-01') TO ('2024-02-01');
+CREATE TABLE wpinf_b PARTITION OF wpinf FOR VALUES FROM ('2030-01-01') TO (MAXVALUE);
+SELECT dedup.enable('wpinf', 'body', published_at => 'pub', time_window => interval '1 day');
+INSERT INTO wpinf VALUES (1, 'infinity', story(11));
+INSERT INTO wpinf VALUES (2, '2024-01-10', story(11));
+SELECT id, duplicate_of FROM wpinf ORDER BY id;
+DROP TABLE wtext, winf, wts, wpinf;
 DROP TABLE wnews, wflat, wnot, dnews;
 DROP ROLE regress_dedup_wother;
 DROP FUNCTION story(int);
