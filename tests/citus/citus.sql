@@ -45,6 +45,11 @@ SELECT dedup.recompute('copies') AS recomputed;
 SELECT count(*) AS single_copy_pairs, md5(string_agg(a || '/' || b || '/' || verdict, ',' ORDER BY a, b)) AS single_copy_pairs_md5
 FROM dedup.pairs('copies') \gset
 SELECT marks AS single_marks, pairs AS single_pairs, groups AS single_groups, stats AS single_stats FROM digests('news') \gset
+SELECT count(*) AS single_pairs_n FROM dedup.pairs('news') \gset
+SELECT dedup.set_time_window('news', interval '2 days');
+SELECT count(*) AS single_wpairs_n, md5(string_agg(a || '/' || b || '/' || verdict, ',' ORDER BY a, b)) AS single_wpairs
+FROM dedup.pairs('news') \gset
+SELECT dedup.set_time_window('news', NULL);
 UPDATE news SET body = story(2) WHERE id = 3;
 DELETE FROM news WHERE id = 4;
 SELECT dedup.recompute('news') AS recomputed;
@@ -124,6 +129,16 @@ SELECT collection, documents, duplicates FROM dedup.status WHERE collection = 'n
 -- find_original and is_duplicate from the coordinator.
 SELECT key, verdict FROM dedup.find_original('news', dedup.to_document(story(7), NULL, timestamptz '2024-03-02 00:00+00'));
 SELECT dedup.is_duplicate('news', story(8)) AS reprint, dedup.is_duplicate('news', story(123456)) AS new_text;
+-- Under a time window the workers read the times as the trigger does
+-- (dedup._published): the same windowed pairs as one node, and a lookup that
+-- sees the original within the window and not outside it.
+SELECT dedup.set_time_window('news', interval '2 days');
+SELECT count(*) = :single_wpairs_n AS same_windowed_count, count(*) < :single_pairs_n AS window_leaves_some_out,
+       md5(string_agg(a || '/' || b || '/' || verdict, ',' ORDER BY a, b)) = :'single_wpairs' AS same_windowed_pairs
+FROM dedup.pairs('news');
+SELECT dedup.is_duplicate('news', story(8), NULL, timestamptz '2024-03-02 00:00+00') AS reprint_in_window,
+       dedup.is_duplicate('news', story(8), NULL, timestamptz '2030-01-01 00:00+00') AS reprint_outside;
+SELECT dedup.set_time_window('news', NULL);
 -- UPDATE and DELETE through the coordinator; recompute reads every shard and
 -- rewrites the signatures as one node does.
 UPDATE news SET body = story(2) WHERE id = 3;
