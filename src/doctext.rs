@@ -593,7 +593,7 @@ pub fn from_text(s: &str) -> Result<Document> {
                 Value::Number(x) if is_number(&x.to_string()) => Ok(x.to_string()),
                 _ => Err(bad(format!(
                     "\"numbers\" must hold decimal numbers without an exponent, got {}",
-                    excerpt(&n.to_string())
+                    crate::error::excerpt(&n.to_string())
                 ))),
             })
             .collect::<Result<Vec<_>>>()?,
@@ -666,14 +666,6 @@ fn parse_trigrams(words: &[Value]) -> Result<crate::trigrams::Trigrams> {
         out.lens.push((out.keys.len() - start) as u8);
     }
     Ok(out)
-}
-
-/// At most 40 characters of `s`, for error messages.
-fn excerpt(s: &str) -> String {
-    match s.char_indices().nth(40) {
-        Some((i, _)) => format!("{}...", &s[..i]),
-        None => s.to_owned(),
-    }
 }
 
 /// A normalised decimal: optional '-', digits, optional '.' and digits.

@@ -173,6 +173,15 @@ pub fn sqlstate_code(state: &str) -> i32 {
 
 pub type Result<T> = std::result::Result<T, DedupError>;
 
+/// At most 40 characters of `s`, for error messages that quote what they refuse
+/// (a name or a value may be megabytes long).
+pub fn excerpt(s: &str) -> String {
+    match s.char_indices().nth(40) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

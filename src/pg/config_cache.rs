@@ -47,6 +47,25 @@ thread_local! {
     /// The epoch at which the configuration tables' OIDs were last looked up (they
     /// change if the extension is dropped and created again).
     static LEARNED: Cell<Option<u64>> = const { Cell::new(None) };
+    /// The start of the statement that last took in other backends' invalidations.
+    static ACCEPTED_AT: Cell<i64> = const { Cell::new(i64::MIN) };
+}
+
+/// Takes in, once per statement, the invalidations that other backends' commits
+/// have queued. PostgreSQL does so when a transaction starts and when a statement
+/// locks a relation anew; inside a transaction block the configuration tables stay
+/// locked from its first statement on, so a model or table configuration another
+/// session commits meanwhile would otherwise reach this backend only at its next
+/// transaction, not at its next statement.
+fn accept_invalidations() {
+    // SAFETY: reads the backend's statement start; takes in queued invalidations,
+    // which PostgreSQL itself does at any lock acquisition mid-statement.
+    unsafe {
+        let stmt = pg_sys::GetCurrentStatementStartTimestamp();
+        if ACCEPTED_AT.with(|a| a.replace(stmt)) != stmt {
+            pg_sys::AcceptInvalidationMessages();
+        }
+    }
 }
 
 /// A map kept across statements while no invalidation arrives (see the module
@@ -101,6 +120,7 @@ where
     K: Hash + Eq + Clone + 'static,
     V: 'static,
 {
+    accept_invalidations();
     if let Some(v) = cell.with(|c| c.borrow_mut().lookup(&key)) {
         return Some(v);
     }
@@ -115,6 +135,7 @@ where
 /// tables), so OIDs looked up at one epoch stay valid while it lasts.
 pub fn epoch() -> u64 {
     register();
+    accept_invalidations();
     EPOCH.with(|e| e.get())
 }
 

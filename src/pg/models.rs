@@ -202,7 +202,7 @@ fn statement_stamp() -> (i64, i64) {
 
 fn unknown_model(name: &str) -> DedupError {
     DedupError::UndefinedObject {
-        msg: format!("model \"{name}\" does not exist"),
+        msg: format!("model \"{}\" does not exist", crate::error::excerpt(name)),
         hint: Some("train one with dedup.train, or import it with dedup.import_model".into()),
     }
 }
@@ -592,12 +592,21 @@ fn metrics_json(m: &svm::CvMetrics) -> serde_json::Value {
 /// and once per row read, once per pair weighed, and, while the SVM trains, every
 /// 50 ms by this backend thread as it waits for the fits on worker threads (see
 /// `svm::train_checked`). A fit under way is one linfa call that cannot be
-/// stopped: a cancel takes effect when the fits under way end, at most the time
-/// of one fit of [`svm::MAX_TRAIN_PAIRS`] pairs (about 10 s on the 2-core dev
-/// box). More pairs than that are refused before any is weighed, and the query is
-/// read no further than one pair past the limit.
+/// stopped: a cancel returns at once, and the fit ends on its worker thread in
+/// the background (seconds at the default C, minutes at a large C on noisy
+/// labels); until it has, this session refuses another training (55006), so that
+/// stopped fits do not pile up. More pairs than [`svm::MAX_TRAIN_PAIRS`] are
+/// refused before any is weighed, and the query is read no further than one pair
+/// past the limit.
 #[pg_extern(volatile, parallel_unsafe)]
 fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonArg, "'{}'")) -> JsonB {
+    if svm::live_workers() > 0 {
+        raise(DedupError::ObjectInUse {
+            msg: "a training this session stopped is still finishing its fit in the background"
+                .into(),
+            hint: Some("try again in a while, or train from another session".into()),
+        });
+    }
     require_storable_name(model);
     let coll = collections::load(collection);
     privilege::require_configuration("dedup.models", "INSERT", "dedup.train");
@@ -844,12 +853,40 @@ fn import_model(model: JsonArg) -> String {
     if collection != DEFAULT_MODEL {
         collections::load(&collection);
     }
+    // The model reads the pair vector of this build: an index past it (a model of
+    // another build, or made by hand) would read 0 for ever, and a repeated one
+    // counts a feature twice.
+    if let Some(&i) = m.features.iter().find(|&&i| i >= FEATURE_NAMES.len()) {
+        bad(&format!(
+            "the model reads feature {i}, and this build's pair vector has {} (0 to {})",
+            FEATURE_NAMES.len(),
+            FEATURE_NAMES.len() - 1
+        ));
+    }
+    let mut sorted = m.features.clone();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|w| w[0] == w[1]) {
+        bad("the model reads a feature twice");
+    }
     let features: Vec<String> = m
         .features
         .iter()
         .filter_map(|&i| FEATURE_NAMES.get(i))
         .map(|s| s.to_string())
         .collect();
+    // The export's descriptive list, when given, must name the same features.
+    if let Some(f) = j.get("features").filter(|f| !f.is_null()) {
+        let named: Option<Vec<&str>> = f
+            .as_array()
+            .and_then(|a| a.iter().map(|v| v.as_str()).collect());
+        if named.as_deref() != Some(&features.iter().map(String::as_str).collect::<Vec<_>>()[..]) {
+            bad(&format!(
+                "\"features\" is {}, the model bytes read {}",
+                crate::error::excerpt(&f.to_string()),
+                serde_json::Value::from(features.clone())
+            ));
+        }
+    }
     let params = j
         .get("parameters")
         .cloned()

@@ -547,7 +547,7 @@ fn row_trigger<'a>(
                     msg: "duplicate text rejected by pg_dedup".into(),
                     detail,
                     hint: Some(
-                        "to store duplicates and mark them instead, dedup.disable the table and dedup.enable it again with action => 'mark'"
+                        "to store duplicates and mark them instead, the table's owner can dedup.disable it and dedup.enable it again with action => 'mark'"
                             .into(),
                     ),
                 });
