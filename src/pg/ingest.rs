@@ -1165,6 +1165,26 @@ pub fn check_row(
     check(cfg, doc, model, self_key, store)
 }
 
+/// Whether this text, analysed as the trigger would analyse it now (the
+/// collection's language and limits), gives exactly the stored document `old`:
+/// an update that stores a row's text again need not check it again. A NULL text
+/// or one over the collection's limit never does (its row has no document).
+pub fn analyses_to(
+    cfg: &TableConfig,
+    body: Option<&str>,
+    title: Option<&str>,
+    published_at: Option<TimestampWithTimeZone>,
+    source: Option<&str>,
+    old: &DocumentDatum,
+) -> bool {
+    let Some(body) = body else { return false };
+    if cfg.coll.limits.body_over(body).is_some() {
+        return false;
+    }
+    let (title, source, _) = cfg.coll.limits.side_fields(title, source);
+    DocumentDatum::from_document(&analyze(cfg, body, title, published_at, source)).0 == old.0
+}
+
 /// Removes a stored document from its table's collection statistics; `row_trigger`
 /// when the table's row trigger does it (an UPDATE's old row).
 pub fn forget(cfg: &TableConfig, doc: &DocumentDatum, row_trigger: bool) {

@@ -437,6 +437,16 @@ fn row_trigger<'a>(
         statement::row_returned(root, true);
         return Ok(Some(unchanged()));
     }
+    let c = &cfg.columns;
+    let col = |n: &str| Some(given_col(&row, n, &cfg));
+    let body = row.text(col(&c.body));
+    let title = c.title.as_deref().and_then(|n| row.text(col(n)));
+    let published_at = c
+        .published_at
+        .as_deref()
+        .and_then(|n| row.timestamptz(col(n)));
+    let source = c.source.as_deref().and_then(|n| row.text(col(n)));
+    let model = c.model.as_deref().and_then(|n| row.text(col(n)));
     if is_update {
         let old = Row {
             tuple: data.tg_trigtuple,
@@ -446,6 +456,43 @@ fn row_trigger<'a>(
             // SAFETY: a non-null dedup.document datum.
             unsafe { DocumentDatum::from_datum(d, false) }
         });
+        // A row whose text is stored again as it was (`UPDATE t SET body = body`,
+        // an edit undone, a column of the text touched with its own value) keeps
+        // its document, signature, verdict and mark, and the statistics stay as
+        // they are: checked again, it would be compared with rows stored after it
+        // too, and an original that a later, longer post contains would become a
+        // copy of that post. A text analysed otherwise than the stored document
+        // (an edit, another analyser version, a row stored unchecked) is checked.
+        let verdict_col = dedup_col(&row, "dedup_verdict", &cfg);
+        if !may_move && old.datum(verdict_col).is_some() {
+            let old_model = c.model.as_deref().and_then(|n| old.text(col(n)));
+            let same = old_model == model
+                && old_doc.as_ref().is_some_and(|d| {
+                    as_owner(|| {
+                        ingest::analyses_to(
+                            &cfg,
+                            body.as_deref(),
+                            title.as_deref(),
+                            published_at,
+                            source.as_deref(),
+                            d,
+                        )
+                    })
+                });
+            if same {
+                // Counted as any update is (its document less the same one), so a
+                // statement's repair rebuilds it as nothing changed.
+                statement::row_returned(root, false);
+                return Ok(Some(with_old_marks(
+                    new_tuple,
+                    data.tg_trigtuple,
+                    desc,
+                    &row,
+                    &cfg,
+                    doc_col,
+                )));
+            }
+        }
         if may_move {
             if let Some(k) = key.clone() {
                 // SAFETY: the old row of an update trigger is a heap tuple with its
@@ -461,16 +508,6 @@ fn row_trigger<'a>(
             as_owner(|| ingest::forget(&cfg, doc, true));
         }
     }
-    let c = &cfg.columns;
-    let col = |n: &str| Some(given_col(&row, n, &cfg));
-    let body = row.text(col(&c.body));
-    let title = c.title.as_deref().and_then(|n| row.text(col(n)));
-    let published_at = c
-        .published_at
-        .as_deref()
-        .and_then(|n| row.timestamptz(col(n)));
-    let source = c.source.as_deref().and_then(|n| row.text(col(n)));
-    let model = c.model.as_deref().and_then(|n| row.text(col(n)));
     // An updated row must not be compared with itself: the version the lookup
     // sees is the old one, so it is known by the old row's key (an UPDATE may
     // change the key, as one of a partitioned table's time column does). An
@@ -604,6 +641,53 @@ fn row_trigger<'a>(
     Ok(Some(unsafe {
         PgHeapTuple::from_heap_tuple(pgrx::PgTupleDesc::from_pg_unchecked(desc), modified)
     }))
+}
+
+/// `new` with the old row's document, signature, verdict and mark: an update that
+/// leaves the text as it was keeps them (whatever values the update wrote there).
+fn with_old_marks<'a>(
+    new: pg_sys::HeapTuple,
+    old: pg_sys::HeapTuple,
+    desc: pg_sys::TupleDesc,
+    row: &Row,
+    cfg: &TableConfig,
+    doc_col: Col,
+) -> PgHeapTuple<'a, AllocatedByPostgres> {
+    let old_row = Row { tuple: old, desc };
+    let mut cols = [
+        doc_col.attno,
+        dedup_col(row, "dedup_sig", cfg).attno,
+        dedup_col(row, "dedup_verdict", cfg).attno,
+        dedup_col(row, "duplicate_of", cfg).attno,
+    ];
+    let values: Vec<Option<pg_sys::Datum>> = cols
+        .iter()
+        .map(|&attno| {
+            let mut isnull = false;
+            // SAFETY: a column of the old tuple's own descriptor.
+            let d = unsafe { pg_sys::heap_getattr(old_row.tuple, attno, desc, &mut isnull) };
+            (!isnull).then_some(d)
+        })
+        .collect();
+    let mut datums: Vec<pg_sys::Datum> = values
+        .iter()
+        .map(|v| v.unwrap_or(pg_sys::Datum::from(0)))
+        .collect();
+    let mut nulls: Vec<bool> = values.iter().map(Option::is_none).collect();
+    // SAFETY: the columns belong to the descriptor and the datums are the old
+    // tuple's, of the same types, alive for the trigger call; the new tuple is
+    // palloc'd in the trigger's (per-tuple) memory context.
+    unsafe {
+        let modified = pg_sys::heap_modify_tuple_by_cols(
+            new,
+            desc,
+            cols.len() as i32,
+            cols.as_mut_ptr(),
+            datums.as_mut_ptr(),
+            nulls.as_mut_ptr(),
+        );
+        PgHeapTuple::from_heap_tuple(pgrx::PgTupleDesc::from_pg_unchecked(desc), modified)
+    }
 }
 
 /// Removes a row's document from its table's collection statistics (UPDATE,

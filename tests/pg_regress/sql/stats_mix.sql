@@ -155,7 +155,9 @@ DROP TABLE tr_sp;
 
 -- MERGE (PostgreSQL 15): its inserts are checked and its updates and deletes
 -- followed, as the plain statements' are; a rolled-back savepoint takes its rows'
--- changes with it; under 'skip' its copies go to dedup.rejected.
+-- changes with it; under 'skip' its copies go to dedup.rejected. (Row 2, stored
+-- again with its own text, keeps its mark, though the same MERGE deletes row 1:
+-- a mark is not a foreign key.)
 CREATE TABLE mg (id int PRIMARY KEY, body text);
 SELECT dedup.enable('mg', 'body') AS backfilled;
 CREATE TABLE mg_src (id int, body text);

@@ -336,6 +336,21 @@ UPDATE upd_orig SET title = 'Заголовок с правкой' WHERE id = 1;
 SELECT id, duplicate_of FROM upd_orig ORDER BY id;
 SELECT dedup.disable('upd_orig');
 DROP TABLE upd_orig;
+-- A text stored again as it was is not checked again at all: an original that a
+-- later, longer post contains stays an original (checked again it would become a
+-- copy of that later post), and what the update writes into the marks is
+-- replaced by the row's own. An edit is checked.
+CREATE TABLE upd_same (id int PRIMARY KEY, body text);
+SELECT dedup.enable('upd_same', 'body');
+INSERT INTO upd_same VALUES (1, 'Мосгорсуд арестовал бывшего замминистра по делу о взятке в особо крупном размере.');
+INSERT INTO upd_same VALUES (2, 'Мосгорсуд арестовал бывшего замминистра по делу о взятке в особо крупном размере. Ему грозит до 15 лет колонии. Следствие изъяло 40 миллионов рублей.');
+UPDATE upd_same SET body = body;
+UPDATE upd_same SET body = body, duplicate_of = 2, dedup_verdict = 'mutual' WHERE id = 1;
+SELECT id, duplicate_of, dedup_verdict FROM upd_same ORDER BY id;
+UPDATE upd_same SET body = (SELECT body FROM upd_same WHERE id = 2) WHERE id = 1;
+SELECT id, duplicate_of, dedup_verdict FROM upd_same ORDER BY id;
+SELECT dedup.disable('upd_same');
+DROP TABLE upd_same;
 
 -- Exact copies are candidates whatever the statistics did to the order of their
 -- heaviest words (their signatures share the fingerprint keys).
