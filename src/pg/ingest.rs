@@ -1114,7 +1114,8 @@ fn side_fields<'a>(
 /// body is stored and never matches; a text over its collection's
 /// `max_document_bytes` is stored unchecked with a WARNING (a title or source over
 /// its limit is left out of the check instead, with a WARNING); anything else is
-/// checked and added to the collection statistics as `store` says.
+/// checked and added to the collection statistics as `store` says. `analysed`:
+/// the text's document when the caller has it already (an update that changed it).
 #[allow(clippy::too_many_arguments)]
 pub fn check_row(
     cfg: &TableConfig,
@@ -1125,6 +1126,7 @@ pub fn check_row(
     model: Option<&str>,
     self_key: Option<&str>,
     store: Store,
+    analysed: Option<Document>,
 ) -> Checked {
     let unchecked = Checked {
         doc: None,
@@ -1160,7 +1162,7 @@ pub fn check_row(
         return unchecked;
     }
     let (title, source) = side_fields(cfg, title, source);
-    let doc = analyze(cfg, body, title, published_at, source);
+    let doc = analysed.unwrap_or_else(|| analyze(cfg, body, title, published_at, source));
     let model = model.or(cfg.model.as_deref());
     check(cfg, doc, model, self_key, store)
 }
@@ -1169,6 +1171,8 @@ pub fn check_row(
 /// collection's language and limits), gives exactly the stored document `old`:
 /// an update that stores a row's text again need not check it again. A NULL text
 /// or one over the collection's limit never does (its row has no document).
+/// Returns the new document when it differs, for [`check_row`] to check without
+/// analysing the text again.
 pub fn analyses_to(
     cfg: &TableConfig,
     body: Option<&str>,
@@ -1176,13 +1180,18 @@ pub fn analyses_to(
     published_at: Option<TimestampWithTimeZone>,
     source: Option<&str>,
     old: &DocumentDatum,
-) -> bool {
-    let Some(body) = body else { return false };
+) -> Result<(), Option<Box<Document>>> {
+    let Some(body) = body else { return Err(None) };
     if cfg.coll.limits.body_over(body).is_some() {
-        return false;
+        return Err(None);
     }
     let (title, source, _) = cfg.coll.limits.side_fields(title, source);
-    DocumentDatum::from_document(&analyze(cfg, body, title, published_at, source)).0 == old.0
+    let doc = analyze(cfg, body, title, published_at, source);
+    if doc.encode() == old.0 {
+        Ok(())
+    } else {
+        Err(Some(Box::new(doc)))
+    }
 }
 
 /// Removes a stored document from its table's collection statistics; `row_trigger`

@@ -447,6 +447,8 @@ fn row_trigger<'a>(
         .and_then(|n| row.timestamptz(col(n)));
     let source = c.source.as_deref().and_then(|n| row.text(col(n)));
     let model = c.model.as_deref().and_then(|n| row.text(col(n)));
+    // An update's new document, when it was made to compare with the old one.
+    let mut analysed = None;
     if is_update {
         let old = Row {
             tuple: data.tg_trigtuple,
@@ -466,19 +468,26 @@ fn row_trigger<'a>(
         let verdict_col = dedup_col(&row, "dedup_verdict", &cfg);
         if !may_move && old.datum(verdict_col).is_some() {
             let old_model = c.model.as_deref().and_then(|n| old.text(col(n)));
-            let same = old_model == model
-                && old_doc.as_ref().is_some_and(|d| {
-                    as_owner(|| {
-                        ingest::analyses_to(
-                            &cfg,
-                            body.as_deref(),
-                            title.as_deref(),
-                            published_at,
-                            source.as_deref(),
-                            d,
-                        )
-                    })
-                });
+            let same = match &old_doc {
+                Some(d) if old_model == model => as_owner(|| {
+                    ingest::analyses_to(
+                        &cfg,
+                        body.as_deref(),
+                        title.as_deref(),
+                        published_at,
+                        source.as_deref(),
+                        d,
+                    )
+                }),
+                _ => Err(None),
+            };
+            let same = match same {
+                Ok(()) => true,
+                Err(doc) => {
+                    analysed = doc.map(|d| *d);
+                    false
+                }
+            };
             if same {
                 // Counted as any update is (its document less the same one), so a
                 // statement's repair rebuilds it as nothing changed.
@@ -519,6 +528,7 @@ fn row_trigger<'a>(
     } else {
         key.clone().or_else(|| row_key(&row, &cfg))
     };
+    let analysed = std::cell::Cell::new(analysed);
     let check = |store| {
         as_owner(|| {
             ingest::check_row(
@@ -530,6 +540,7 @@ fn row_trigger<'a>(
                 model.as_deref(),
                 self_key.as_deref(),
                 store,
+                analysed.take(),
             )
         })
     };
