@@ -19,12 +19,11 @@ import os
 import pickle
 import sys
 
-import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from same_source import decision, vec  # noqa: E402
 from stream_replay import DB, FAMILIES  # noqa: E402
-from trigger_emulate import current, emulate, score, show  # noqa: E402
+from trigger_emulate import current, decide_stream, emulate, fit_scaled, score, show  # noqa: E402
 
 
 def all_labelled(db: DB, data: dict) -> None:
@@ -53,32 +52,18 @@ def constants(db: DB, data: dict) -> None:
     tr = db.x("""SELECT set, chan_a, chan_b, a_dup_b, b_dup_a, dedup.compare(a, b, 'rp_train'),
                         dedup.compare(b, a, 'rp_train') FROM rp_train_pairs""")
 
-    def fit(rows, mk) -> dict:
-        X, y = [], []
-        for _, _, _, ab, ba, xab, xba in rows:
-            for x, lab in ((xab, ab), (xba, ba)):
-                X.append(vec(x, None))
-                y.append(1 if lab else 0)
-        X = np.array(X)
-        mean, std = np.nanmean(X, axis=0), np.nanstd(X, axis=0)
-        std[std == 0] = 1
-        clf = mk().fit(np.where(np.isnan(X), 0, (X - mean) / std), y)
-        return dict(mean=mean, std=std, w=clf.coef_[0], b=clf.intercept_[0])
-
-    def run(mk) -> dict:
+    def run(make) -> dict:
         marks = {}
         for fam, chans in FAMILIES.items():
-            m = fit([r for r in tr if r[0] == "reuters" or not (r[1] in chans or r[2] in chans)], mk)
-            seq = {i: s for i, s, _ in data[fam]["posts"]}
-            by_new: dict = {}
-            for n, o, xno, xon in data[fam]["cands"]:
-                by_new.setdefault(n, []).append((o, decision(m, vec(xno, None)), decision(m, vec(xon, None)), xno, xon))
-            dup_of: dict = {}
-            for i in sorted(seq, key=lambda k: seq[k]):
-                o = current(by_new[i]) if i in by_new else None
-                if o is not None:
-                    dup_of[i] = dup_of.get(o, o)
-            marks[fam] = dup_of
+            X, y = [], []
+            for st, ca, cb, ab, ba, xab, xba in tr:
+                if st == "reuters" or not (ca in chans or cb in chans):
+                    for x, lab in ((xab, ab), (xba, ba)):
+                        X.append(vec(x, None))
+                        y.append(1 if lab else 0)
+            m = fit_scaled(X, y, make)
+            marks[fam] = decide_stream(
+                data[fam], lambda n, o, xno, xon, m=m: (decision(m, vec(xno, None)), decision(m, vec(xon, None))))
         return marks
 
     for c in (0.03, 0.1, 0.3, 1.0, 3.0, 10.0):

@@ -28,10 +28,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from same_source import decision, vec  # noqa: E402
 from stream_replay import DB, FAMILIES  # noqa: E402
-from trigger_emulate import current, score, show  # noqa: E402
+from trigger_emulate import decide_stream, fit_scaled, score, show  # noqa: E402
 
-import numpy as np  # noqa: E402
-from sklearn.svm import SVC  # noqa: E402
 
 SENT = re.compile(r"(?<=[.!?…])\s+|\n+")
 WORD = re.compile(r"[^\W\d_]{3,}")
@@ -67,12 +65,7 @@ def train(rows, pick) -> dict:
         for x, e, lab in ((xab, eab, ab), (xba, eba, ba)):
             X.append(vec(x, None) + pick(e))
             y.append(1 if lab else 0)
-    X = np.array(X)
-    mean, std = np.nanmean(X, axis=0), np.nanstd(X, axis=0)
-    std[std == 0] = 1
-    z = np.where(np.isnan(X), 0, (X - mean) / std)
-    clf = SVC(kernel="linear", C=1.0, class_weight={1: 3.0, 0: 1.0}).fit(z, y)
-    return dict(mean=mean, std=std, w=clf.coef_[0], b=clf.intercept_[0])
+    return fit_scaled(X, y)
 
 
 def run(tr, data, texts, pick, opts) -> dict:
@@ -84,18 +77,11 @@ def run(tr, data, texts, pick, opts) -> dict:
         m = train(rows, pick)
         if pick([0.0, 0.0]):
             print(f"  {fam}: weights of the new features {', '.join(f'{w:+.3f}' for w in m['w'][20:])}")
-        seq = {i: s for i, s, _ in data[fam]["posts"]}
-        by_new: dict = {}
-        for n, o, xno, xon in data[fam]["cands"]:
+
+        def score(n, o, xno, xon, m=m):
             eno, eon = novel(texts[n], texts[o], *opts), novel(texts[o], texts[n], *opts)
-            by_new.setdefault(n, []).append(
-                (o, decision(m, vec(xno, None) + pick(eno)), decision(m, vec(xon, None) + pick(eon)), xno, xon))
-        dup_of: dict = {}
-        for i in sorted(seq, key=lambda k: seq[k]):
-            o = current(by_new[i]) if i in by_new else None
-            if o is not None:
-                dup_of[i] = dup_of.get(o, o)
-        marks[fam] = dup_of
+            return decision(m, vec(xno, None) + pick(eno)), decision(m, vec(xon, None) + pick(eon))
+        marks[fam] = decide_stream(data[fam], score)
     return marks
 
 

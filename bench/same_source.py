@@ -21,12 +21,9 @@ import os
 import pickle
 import sys
 
-import numpy as np
-from sklearn.svm import SVC
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from stream_replay import DB, FAMILIES, FEATURES  # noqa: E402
-from trigger_emulate import current, score, show  # noqa: E402
+from trigger_emulate import decide_stream, fit_scaled, linear_decision, score, show  # noqa: E402
 
 NAMES = ["text", "title", "numbers_inclusion", "numbers_sequence", "sentences_inclusion",
          "paragraphs_inclusion", "images", "links", "time", "authority_a", "authority_b", "missing",
@@ -48,17 +45,11 @@ def train(rows, with_same: bool, reuters_same: float) -> dict:
         for x, lab in ((xab, ab), (xba, ba)):
             X.append(vec(x, same if with_same else None))
             y.append(1 if lab else 0)
-    X = np.array(X)
-    mean, std = np.nanmean(X, axis=0), np.nanstd(X, axis=0)
-    std[std == 0] = 1
-    z = np.where(np.isnan(X), 0, (X - mean) / std)
-    clf = SVC(kernel="linear", C=1.0, class_weight={1: 3.0, 0: 1.0}).fit(z, y)
-    return dict(mean=mean, std=std, w=clf.coef_[0], b=clf.intercept_[0])
+    return fit_scaled(X, y)
 
 
 def decision(m: dict, v: list[float]) -> float:
-    v = np.array(v)
-    return float(np.where(np.isnan(v), 0, (v - m["mean"]) / m["std"]) @ m["w"] + m["b"])
+    return linear_decision(m, v)
 
 
 def run(tr, data, with_same: bool, reuters_same: float) -> dict:
@@ -68,18 +59,11 @@ def run(tr, data, with_same: bool, reuters_same: float) -> dict:
                   with_same, reuters_same)
         if with_same:
             print(f"  {fam}: weight of same_source {m['w'][-1]:+.3f}")
-        seq = {i: s for i, s, _ in data[fam]["posts"]}
-        by_new: dict = {}
-        for n, o, xno, xon in data[fam]["cands"]:
-            same = 1.0 if n.split(":")[0] == o.split(":")[0] else 0.0
-            e = same if with_same else None
-            by_new.setdefault(n, []).append((o, decision(m, vec(xno, e)), decision(m, vec(xon, e)), xno, xon))
-        dup_of: dict = {}
-        for i in sorted(seq, key=lambda k: seq[k]):
-            o = current(by_new[i]) if i in by_new else None
-            if o is not None:
-                dup_of[i] = dup_of.get(o, o)
-        marks[fam] = dup_of
+
+        def score(n, o, xno, xon, m=m):
+            e = (1.0 if n.split(":")[0] == o.split(":")[0] else 0.0) if with_same else None
+            return decision(m, vec(xno, e)), decision(m, vec(xon, e))
+        marks[fam] = decide_stream(data[fam], score)
     return marks
 
 

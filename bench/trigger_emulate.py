@@ -146,6 +146,47 @@ def current(j):
     return best[0] if best else None
 
 
+def fit_scaled(X, y, make=None) -> dict:
+    """A linear model as the product trains one, in scikit-learn: the scaler of
+    src/svm.rs (mean and population std, unknown values at the mean), then
+    `make()` (default: linear SVC, C 1, duplicates weighted 3 : 1). Returns the
+    mean, std, weights and bias that `linear_decision` reads."""
+    import numpy as np
+    from sklearn.svm import SVC
+
+    X = np.array(X)
+    mean, std = np.nanmean(X, axis=0), np.nanstd(X, axis=0)
+    std[std == 0] = 1
+    z = np.where(np.isnan(X), 0, (X - mean) / std)
+    clf = (make or (lambda: SVC(kernel="linear", C=1.0, class_weight={1: 3.0, 0: 1.0})))().fit(z, y)
+    return dict(mean=mean, std=std, w=clf.coef_[0], b=clf.intercept_[0])
+
+
+def linear_decision(m: dict, v) -> float:
+    """`fit_scaled`'s model on one vector (NaN: unknown, at the mean)."""
+    import numpy as np
+
+    v = np.array(v, dtype=float)
+    return float(np.where(np.isnan(v), 0, (v - m["mean"]) / m["std"]) @ m["w"] + m["b"])
+
+
+def decide_stream(d: dict, score) -> dict:
+    """One replay table decided again with the current rule, in publication order,
+    each candidate pair scored by `score(new, cand, x new→cand, x cand→new)` ->
+    (score new→cand, score cand→new); returns {id: duplicate_of}."""
+    seq = {i: s for i, s, _ in d["posts"]}
+    by_new: dict = {}
+    for n, o, xno, xon in d["cands"]:
+        sno, son = score(n, o, xno, xon)
+        by_new.setdefault(n, []).append((o, sno, son, xno, xon))
+    dup_of: dict = {}
+    for i in sorted(seq, key=lambda k: seq[k]):
+        o = current(by_new[i]) if i in by_new else None
+        if o is not None:
+            dup_of[i] = dup_of.get(o, o)
+    return dup_of
+
+
 def run_rules(data: dict) -> None:
     actual = {fam: {k: v for k, v in data[fam]["marks"].items() if v is not None} for fam in FAMILIES}
     show("actual replay marks", score(data, actual))
