@@ -429,15 +429,13 @@ pub fn train(examples: &[Example], opts: &TrainOptions) -> Result<TrainReport> {
 /// [`train`], calling `check` on the calling thread (and only there) while it
 /// works: an `Err` from it stops the training, which returns that error.
 ///
-/// Where it checks: once before any fitting; with cross-validation, while the
-/// fits (one per fold and the final one) run on worker threads, every
-/// [`CHECK_EVERY`] as the calling thread waits for them (with one core, before
-/// each fit instead); once after the last fit. One fit is a single linfa call
-/// (kernel matrix, then SMO) that nothing can interrupt: on a stop, the workers
-/// take no new fit but the fits under way run to their end before this returns.
-/// [`MAX_TRAIN_EXAMPLES`] bounds that wait (about 10 s for a linear fit of 6,000
-/// examples on the 2-core dev box, see the module doc); without cross-validation
-/// the single fit is that one wait.
+/// Where it checks: once before any fitting; while the fits (one per fold and
+/// the final one, or the single one without cross-validation) run on worker
+/// threads, every [`CHECK_EVERY`] as the calling thread waits for them; once
+/// after the last fit. One fit is a single linfa call (kernel matrix, then SMO)
+/// that nothing can interrupt: on a stop this returns at once, the workers take
+/// no new fit, and the fits under way end in the background on threads that own
+/// their data ([`live_workers`] counts them; see [`parallel_map`]).
 pub fn train_checked(
     examples: &[Example],
     opts: &TrainOptions,
