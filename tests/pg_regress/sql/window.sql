@@ -160,6 +160,19 @@ SELECT dedup.enable('wpinf', 'body', published_at => 'pub', time_window => inter
 INSERT INTO wpinf VALUES (1, 'infinity', story(11));
 INSERT INTO wpinf VALUES (2, '2024-01-10', story(11));
 SELECT id, duplicate_of FROM wpinf ORDER BY id;
+-- dedup._published, the reading they share: STRICT; text that is not a time,
+-- an empty one and the infinities are no time; a timestamp and a date are UTC.
+SET TimeZone = 'Europe/Berlin';
+SELECT dedup._published(NULL::text) IS NULL AS null_in,
+       dedup._published('not a date'::text) IS NULL AS not_a_time,
+       dedup._published(''::varchar) IS NULL AS empty,
+       dedup._published('infinity'::timestamptz) IS NULL AS infinity,
+       dedup._published('-infinity'::date) IS NULL AS minus_infinity,
+       dedup._published('2024-03-31 01:30'::timestamp) = timestamptz '2024-03-31 01:30+00' AS timestamp_utc,
+       dedup._published(date '2024-01-01') = timestamptz '2024-01-01 00:00+00' AS date_utc,
+       dedup._published('2024-01-01 10:00+03'::text) = timestamptz '2024-01-01 07:00+00' AS text_with_zone;
+SET TimeZone = 'UTC';
+SELECT dedup._table_document_left_out() AS left_out_outside_a_backfill;
 DROP TABLE wtext, winf, wts, wpinf;
 DROP TABLE wnews, wflat, wnot, dnews;
 DROP ROLE regress_dedup_wother;
