@@ -99,8 +99,10 @@ pub enum Bound {
 /// `indexes[i]`, the partition whose upper bound is `bounds[i]`, or -1 when the
 /// values below `bounds[i]` belong to no partition), and the default partition's
 /// index, if there is one. A range partition never holds a NULL; the default one may,
-/// and one open at an end (MINVALUE, MAXVALUE, or from `-infinity`) may hold an
-/// infinite time, which counts as no time: those are searched for every row too.
+/// and so may one open at an end, in effect: MINVALUE or from `-infinity` (it may
+/// hold `-infinity`), MAXVALUE or up to the end of time (`infinity`, or a date past
+/// the last timestamp, year 294276, which reads as the end of time): an infinite
+/// time counts as no time, so those are searched for every row too.
 pub fn range_spans(
     bounds: &[Bound],
     indexes: &[i32],
@@ -122,7 +124,7 @@ pub fn range_spans(
         spans[p] = Span {
             lo,
             hi,
-            nulls: lo.is_none_or(|t| t == i64::MIN) || hi.is_none(),
+            nulls: lo.is_none_or(|t| t == i64::MIN) || hi.is_none_or(|t| t == i64::MAX),
         };
     }
     spans
@@ -161,18 +163,21 @@ mod tests {
     }
 
     #[test]
-    fn partitions_from_minus_infinity_may_hold_no_time() {
-        // FROM ('-infinity') TO (31), FROM (31) TO ('infinity'): the first holds
-        // -infinity (no time), the second cannot hold infinity (upper bound excluded).
+    fn partitions_reaching_the_ends_of_time_may_hold_no_time() {
+        // FROM ('-infinity') TO (31), FROM (31) TO (59), FROM (59) TO ('infinity'):
+        // the first holds -infinity (no time); the last cannot hold infinity (its
+        // upper bound is excluded) but, on a date column, may hold a date past the
+        // last timestamp, which reads as the end of time: no time either.
         let bounds = [
             Bound::Value(i64::MIN),
             Bound::Value(31),
+            Bound::Value(59),
             Bound::Value(i64::MAX),
         ];
-        let s = range_spans(&bounds, &[-1, 0, 1, -1], None, 2);
-        assert!(s[0].nulls && !s[1].nulls);
+        let s = range_spans(&bounds, &[-1, 0, 1, 2, -1], None, 3);
+        assert!(s[0].nulls && !s[1].nulls && s[2].nulls);
         let w = Some(Interval { lo: 40, hi: 45 });
-        assert!(s[0].meets(w) && s[1].meets(w));
+        assert!(s[0].meets(w) && s[1].meets(w) && s[2].meets(w));
         assert!(!s[1].meets(Some(Interval { lo: 10, hi: 20 })));
     }
 

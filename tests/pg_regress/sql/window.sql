@@ -160,6 +160,16 @@ SELECT dedup.enable('wpinf', 'body', published_at => 'pub', time_window => inter
 INSERT INTO wpinf VALUES (1, 'infinity', story(11));
 INSERT INTO wpinf VALUES (2, '2024-01-10', story(11));
 SELECT id, duplicate_of FROM wpinf ORDER BY id;
+-- So may one up to 'infinity' on a date column: a date past the last timestamp
+-- (year 294276) reads as the end of time, no time.
+CREATE TABLE wpdate (id int, d date, body text, PRIMARY KEY (id, d)) PARTITION BY RANGE (d);
+CREATE TABLE wpdate_a PARTITION OF wpdate FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+CREATE TABLE wpdate_b PARTITION OF wpdate FOR VALUES FROM ('2025-01-01') TO ('infinity');
+SELECT dedup.enable('wpdate', 'body', published_at => 'd', time_window => interval '1 day');
+INSERT INTO wpdate VALUES (1, '300000-01-01', story(12));
+INSERT INTO wpdate VALUES (2, '2024-06-01', story(12));
+SELECT id, duplicate_of FROM wpdate ORDER BY id;
+SELECT count(*) AS pairs FROM dedup.pairs('wpdate');
 -- dedup._published, the reading they share: STRICT; text that is not a time,
 -- an empty one and the infinities are no time; a timestamp and a date are UTC.
 SET TimeZone = 'Europe/Berlin';
@@ -173,7 +183,7 @@ SELECT dedup._published(NULL::text) IS NULL AS null_in,
        dedup._published('2024-01-01 10:00+03'::text) = timestamptz '2024-01-01 07:00+00' AS text_with_zone;
 SET TimeZone = 'UTC';
 SELECT dedup._table_document_left_out() AS left_out_outside_a_backfill;
-DROP TABLE wtext, winf, wts, wpinf;
+DROP TABLE wtext, winf, wts, wpinf, wpdate;
 DROP TABLE wnews, wflat, wnot, dnews;
 DROP ROLE regress_dedup_wother;
 DROP FUNCTION story(int);
