@@ -14,16 +14,14 @@ that its --cache exists).
 
 from __future__ import annotations
 
-import argparse
 import os
-import pickle
 import sys
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from same_source import decision, vec  # noqa: E402
 from stream_replay import DB, FAMILIES  # noqa: E402
-from trigger_emulate import current, decide_stream, emulate, fit_scaled, score, show  # noqa: E402
+from trigger_emulate import current, decide_stream, emulate, emulation_args, fit_scaled, load_cache, score, show  # noqa: E402
 
 
 def all_labelled(db: DB, data: dict) -> None:
@@ -76,15 +74,10 @@ def constants(db: DB, data: dict) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = emulation_args()
     ap.add_argument("check", choices=["filter", "constants"])
-    ap.add_argument("--host", default="/tmp/pg_dedup_bench")
-    ap.add_argument("--port", type=int, default=54331)
-    ap.add_argument("--db", default="dedup_replay")
-    ap.add_argument("--cache", default="/tmp/trigger_emulate.pickle", help="trigger_emulate.py's cache")
     a = ap.parse_args()
-    with open(a.cache, "rb") as f:
-        data = pickle.load(f)
+    data = load_cache(a.cache)
     db = DB(a.host, a.port, a.db)
     (all_labelled if a.check == "filter" else constants)(db, data)
 

@@ -18,17 +18,15 @@ feature(s), and the stream is decided again with the trigger's rule.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
-import pickle
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from same_source import decision, vec  # noqa: E402
 from stream_replay import DB, FAMILIES  # noqa: E402
-from trigger_emulate import decide_stream, fit_scaled, score, show  # noqa: E402
+from trigger_emulate import decide_stream, emulation_args, fit_scaled, load_cache, score, show  # noqa: E402
 
 
 SENT = re.compile(r"(?<=[.!?…])\s+|\n+")
@@ -86,16 +84,11 @@ def run(tr, data, texts, pick, opts) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--host", default="/tmp/pg_dedup_bench")
-    ap.add_argument("--port", type=int, default=54331)
-    ap.add_argument("--db", default="dedup_replay")
-    ap.add_argument("--cache", default="/tmp/trigger_emulate.pickle", help="trigger_emulate.py's cache")
+    ap = emulation_args()
     ap.add_argument("--min-words", type=int, default=4)
     ap.add_argument("--cover", type=float, default=0.5)
     a = ap.parse_args()
-    with open(a.cache, "rb") as f:
-        data = pickle.load(f)
+    data = load_cache(a.cache)
     db = DB(a.host, a.port, a.db)
     tr = db.x("""
         SELECT t.set, t.chan_a, t.chan_b, t.a_dup_b, t.b_dup_a,

@@ -16,14 +16,12 @@ unknown, or as 1 with --reuters-same.
 
 from __future__ import annotations
 
-import argparse
 import os
-import pickle
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from stream_replay import DB, FAMILIES, FEATURES  # noqa: E402
-from trigger_emulate import decide_stream, fit_scaled, linear_decision, score, show  # noqa: E402
+from trigger_emulate import decide_stream, emulation_args, fit_scaled, linear_decision, load_cache, score, show  # noqa: E402
 
 NAMES = ["text", "title", "numbers_inclusion", "numbers_sequence", "sentences_inclusion",
          "paragraphs_inclusion", "images", "links", "time", "authority_a", "authority_b", "missing",
@@ -68,15 +66,10 @@ def run(tr, data, with_same: bool, reuters_same: float) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--host", default="/tmp/pg_dedup_bench")
-    ap.add_argument("--port", type=int, default=54331)
-    ap.add_argument("--db", default="dedup_replay")
-    ap.add_argument("--cache", default="/tmp/trigger_emulate.pickle", help="trigger_emulate.py's cache")
+    ap = emulation_args()
     ap.add_argument("--reuters-same", action="store_true", help="Reuters pairs count as one source")
     a = ap.parse_args()
-    with open(a.cache, "rb") as f:
-        data = pickle.load(f)
+    data = load_cache(a.cache)
     tr = DB(a.host, a.port, a.db).x("""
         SELECT set, chan_a, chan_b, a_dup_b, b_dup_a, dedup.compare(a, b, 'rp_train'), dedup.compare(b, a, 'rp_train')
         FROM rp_train_pairs""")

@@ -245,16 +245,27 @@ for t0 in (-0.3, -0.2, -0.1, 0.1, 0.2, 0.3):
     RULES[f"threshold {t0}"] = thr_rule(t0)
 
 
-def main() -> None:
+def emulation_args() -> argparse.ArgumentParser:
+    """The options every script reading the emulation takes: the bench cluster's
+    replay database and this script's --cache."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--host", default="/tmp/pg_dedup_bench")
     ap.add_argument("--port", type=int, default=54331)
     ap.add_argument("--db", default="dedup_replay")
-    ap.add_argument("--cache", default="/tmp/trigger_emulate.pickle")
-    a = ap.parse_args()
+    ap.add_argument("--cache", default="/tmp/trigger_emulate.pickle", help="trigger_emulate.py's cache")
+    return ap
+
+
+def load_cache(path: str) -> dict:
+    """The candidates and vectors this script fetched (run it first)."""
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
+def main() -> None:
+    a = emulation_args().parse_args()
     if os.path.exists(a.cache):
-        with open(a.cache, "rb") as f:
-            data = pickle.load(f)
+        data = load_cache(a.cache)
     else:
         db = DB(a.host, a.port, a.db)
         data = {fam: fetch(db, fam) for fam in FAMILIES}
