@@ -83,7 +83,7 @@ CREATE FUNCTION dedup.recompute(collection text) RETURNS bigint
 COMMENT ON FUNCTION dedup.recompute(text) IS
     'Rebuilds a collection''s statistics from its registered tables and refreshes stored derived values; returns the rows processed';
 CREATE FUNCTION dedup.recompute(tbl regclass, doc_column name, collection text) RETURNS bigint
-    VOLATILE STRICT PARALLEL UNSAFE LANGUAGE plpgsql
+    VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql
     AS $$
 BEGIN
     PERFORM dedup._require_owner(tbl);

@@ -154,6 +154,10 @@ COMMENT ON FUNCTION dedup._partition_command(pg_ddl_command) IS
 CREATE FUNCTION dedup._drop_key_type(key_type text) RETURNS void
 VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 BEGIN
+    -- A type that is gone prints as its bare OID (dropped with its schema, say).
+    IF key_type ~ '^[0-9]+$' THEN
+        RETURN;
+    END IF;
     EXECUTE format('DROP TYPE IF EXISTS %s', key_type);
 EXCEPTION WHEN dependent_objects_still_exist THEN
     RAISE NOTICE 'type % is kept: a table that left the enabled one still has a duplicate_of of that type', key_type
@@ -414,7 +418,7 @@ COMMENT ON FUNCTION dedup._citus_catalog() IS
 -- signatures, marks and statistics as they are: the extension's tables become
 -- reference tables, and Citus copies the triggers to every shard.
 CREATE FUNCTION dedup.distribute(tbl regclass, distribution_column name) RETURNS void
-VOLATILE STRICT PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on LANGUAGE plpgsql AS $$
+VOLATILE STRICT PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM dedup._require_owner(tbl);
     IF NOT EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.tbl = distribute.tbl) THEN
@@ -487,7 +491,7 @@ CREATE FUNCTION dedup.enable(
 -- Citus refuses triggers on a distributed table without it (docs/scale-out.md).
 -- Keys travel as text in the backfill: a caller's extra_float_digits below 1
 -- would round a float key into one no row has.
-VOLATILE PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on SET extra_float_digits = 3 LANGUAGE plpgsql AS $$
+VOLATILE PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on SET extra_float_digits = 3 SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 DECLARE
     key_cols name[];
     key_types text[];
@@ -590,6 +594,15 @@ BEGIN
         RAISE EXCEPTION 'table % has no primary key', tbl
             USING ERRCODE = 'invalid_table_definition',
                   HINT = 'pg_dedup stores the original''s key in duplicate_of: add a primary key such as "id bigint generated always as identity primary key"';
+    END IF;
+    -- A BEFORE trigger sees a generated column NULL: the row's key unknown, an
+    -- ON CONFLICT target could not be told from a new row.
+    SELECT a.attname INTO col FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = ANY (key_cols) AND a.attgenerated <> '' LIMIT 1;
+    IF col IS NOT NULL THEN
+        RAISE EXCEPTION 'primary key column "%" of relation % is a generated column', col, tbl
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'the trigger runs before PostgreSQL computes it: give the table a key the rows store, such as an identity column';
     END IF;
     FOREACH col IN ARRAY ARRAY[body, title, published_at, source, model_column] LOOP
         IF col IS NOT NULL AND NOT EXISTS (
@@ -792,7 +805,7 @@ COMMENT ON FUNCTION dedup.enable(regclass, name, name, name, name, text, text, t
 
 -- A time window needs the time it compares, and is positive.
 CREATE FUNCTION dedup._validate_window(published_at name, time_window interval) RETURNS void
-IMMUTABLE PARALLEL SAFE LANGUAGE plpgsql AS $$
+IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 BEGIN
     IF time_window IS NOT NULL AND published_at IS NULL THEN
         RAISE EXCEPTION 'a time window needs the published_at column'
@@ -809,7 +822,7 @@ COMMENT ON FUNCTION dedup._validate_window(name, interval) IS
 -- The window is the table's: its owner changes it (NULL removes it). Every
 -- backend's trigger sees the new one at its next statement.
 CREATE FUNCTION dedup.set_time_window(tbl regclass, time_window interval) RETURNS void
-VOLATILE PARALLEL UNSAFE LANGUAGE plpgsql AS $$
+VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 BEGIN
     IF tbl IS NULL THEN
         RAISE EXCEPTION 'tbl must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -822,7 +835,7 @@ COMMENT ON FUNCTION dedup.set_time_window(regclass, interval) IS
     'Sets (NULL: removes) the time window of an enabled table: a new row is compared with the rows published within it';
 
 CREATE FUNCTION dedup.disable(tbl regclass) RETURNS void
-VOLATILE STRICT PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on LANGUAGE plpgsql AS $$
+VOLATILE STRICT PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 DECLARE
     key_type text;
     part regclass;
@@ -874,6 +887,26 @@ BEGIN
        OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' THEN
         RETURN;
     END IF;
+    -- The triggers dedup.enable gave the table stay while it is enabled: without
+    -- them its rows go in unchecked, or its statistics stop following its rows. (A
+    -- dropped table takes them along; dedup.disable forgets the table first;
+    -- dedup.distribute makes the TRUNCATE trigger anew; a column drop that takes a
+    -- trigger along is refused by dedup._key_type_changed. A partition's own
+    -- statement triggers are not held: a restored partition lacks them until its
+    -- dumped ones come, which regress/partitions imitates by dropping them.)
+    FOR gone IN
+        SELECT o.address_names[3] AS trigger_name, x.tbl
+        FROM pg_event_trigger_dropped_objects() o
+        CROSS JOIN LATERAL (SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', o.address_names[1], o.address_names[2])) AS rel) r
+        JOIN dedup.enabled_tables x ON x.tbl = r.rel
+        WHERE o.object_type = 'trigger' AND r.rel IS NOT NULL AND TG_TAG <> 'ALTER TABLE'
+          AND o.address_names[3] IN ('dedup_trigger', 'dedup_delete_trigger', 'dedup_statement_start',
+                                     'dedup_statement_end', 'dedup_row_stored')
+    LOOP
+        RAISE EXCEPTION 'cannot drop trigger % of table %: pg_dedup needs it while the table is enabled', gone.trigger_name, gone.tbl
+            USING ERRCODE = 'dependent_objects_still_exist',
+                  HINT = format('ALTER TABLE ... DISABLE TRIGGER USER pauses the checks; dedup.disable(%L) removes them', gone.tbl::text);
+    END LOOP;
     FOR gone IN
         SELECT o.objid, o.object_type, o.object_identity, o.address_names[3] AS column_name
         FROM pg_event_trigger_dropped_objects() o
@@ -891,6 +924,22 @@ BEGIN
             IF gone.column_name IN (enabled.body_column, enabled.title_column, enabled.published_at_column,
                                     enabled.source_column, enabled.model_column) THEN
                 RAISE EXCEPTION 'cannot drop column % of table %: pg_dedup reads it', gone.column_name, enabled.tbl
+                    USING ERRCODE = 'dependent_objects_still_exist',
+                          HINT = format('call dedup.disable(%L) first', enabled.tbl::text);
+            END IF;
+            -- pg_dedup's own columns and the key's: ALTER TABLE is
+            -- dedup._key_type_changed's to refuse, at its end; a drop that cascades
+            -- from another command (DROP TYPE or DROP SCHEMA of the key's composite
+            -- type, DROP OWNED) is refused here, unless the table goes too.
+            IF TG_TAG <> 'ALTER TABLE'
+               AND (gone.column_name IN ('dedup_doc', 'dedup_sig', 'duplicate_of', 'dedup_verdict', enabled.key_column)
+                    OR gone.column_name IN (SELECT a.attname FROM pg_catalog.pg_type y
+                                            JOIN pg_catalog.pg_attribute a ON a.attrelid = y.typrelid AND a.attnum > 0
+                                            WHERE y.oid = enabled.key_type))
+               AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_event_trigger_dropped_objects() o
+                               WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.objid = gone.objid
+                                 AND o.object_type = 'table') THEN
+                RAISE EXCEPTION 'cannot drop column % of table %: pg_dedup uses it while the table is enabled', gone.column_name, enabled.tbl
                     USING ERRCODE = 'dependent_objects_still_exist',
                           HINT = format('call dedup.disable(%L) first', enabled.tbl::text);
             END IF;
@@ -1021,6 +1070,30 @@ BEGIN
        OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' THEN
         RETURN;
     END IF;
+    -- The composite key type (ALTER TYPE): its fields stay the key's columns, in
+    -- order, or duplicate_of's values stop naming rows (DROP ATTRIBUTE ... CASCADE
+    -- would cut every mark), and it stays in the table's schema, where enable made
+    -- it (it follows the table there). Its name and owner may change.
+    IF TG_TAG = 'ALTER TYPE' THEN
+        FOR r IN SELECT DISTINCT e.tbl, e.key_type
+                 FROM pg_catalog.pg_event_trigger_ddl_commands() c
+                 JOIN pg_catalog.pg_type y ON (c.classid = 'pg_catalog.pg_type'::pg_catalog.regclass AND y.oid = c.objid)
+                                           OR (c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND y.typrelid = c.objid)
+                 JOIN dedup.enabled_tables e ON e.key_type = y.oid
+        LOOP
+            IF (SELECT pg_catalog.array_agg(a.attname ORDER BY a.attnum) FROM pg_catalog.pg_type y
+                  JOIN pg_catalog.pg_attribute a ON a.attrelid = y.typrelid AND a.attnum > 0 AND NOT a.attisdropped
+                 WHERE y.oid = r.key_type)
+               IS DISTINCT FROM (SELECT k.names FROM dedup._key_columns(r.tbl) k)
+               OR (SELECT y.typnamespace FROM pg_catalog.pg_type y WHERE y.oid = r.key_type)
+                  <> (SELECT c.relnamespace FROM pg_catalog.pg_class c WHERE c.oid = r.tbl) THEN
+                RAISE EXCEPTION 'cannot change the fields or schema of type %: duplicate_of of table % holds its values', r.key_type, r.tbl
+                    USING ERRCODE = 'dependent_objects_still_exist',
+                          HINT = format('call dedup.disable(%L) first', r.tbl::text);
+            END IF;
+        END LOOP;
+        RETURN;
+    END IF;
     -- pg_dedup's columns stay while the table is enabled: without them its inserts
     -- fail, and dedup.status, which counts each table's duplicate_of, fails for
     -- every role that can read the collection.
@@ -1037,6 +1110,36 @@ BEGIN
         RAISE EXCEPTION 'column % of table % belongs to pg_dedup while the table is enabled (dropped, renamed or of another type)', r.col, r.tbl
             USING ERRCODE = 'dependent_objects_still_exist',
                   HINT = format('call dedup.disable(%L) first: it removes the columns', r.tbl::text);
+    END LOOP;
+    -- The primary key stays what enable found: duplicate_of holds its values, and
+    -- a row whose key no longer identifies it would never be named an original.
+    -- A composite key type follows its table into another schema (SET SCHEMA),
+    -- where enable made it and looks for it.
+    FOR r IN SELECT DISTINCT e.tbl, e.key_column, e.key_type
+             FROM pg_catalog.pg_event_trigger_ddl_commands() c
+             JOIN dedup.enabled_tables e ON e.tbl::oid = c.objid
+             WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+    LOOP
+        IF (SELECT k.names::text[] FROM dedup._key_columns(r.tbl) k)
+           IS DISTINCT FROM (CASE WHEN r.key_type IS NULL THEN ARRAY[r.key_column::text]
+                                  ELSE (SELECT pg_catalog.array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_type y
+                                          JOIN pg_catalog.pg_attribute a ON a.attrelid = y.typrelid AND a.attnum > 0 AND NOT a.attisdropped
+                                         WHERE y.oid = r.key_type) END) THEN
+            RAISE EXCEPTION 'cannot change the primary key of table %: its duplicate_of holds the key''s values', r.tbl
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = format('call dedup.disable(%L), change the key, and dedup.enable the table again', r.tbl::text);
+        END IF;
+        IF r.key_type IS NOT NULL AND (SELECT y.typnamespace FROM pg_catalog.pg_type y WHERE y.oid = r.key_type)
+                                      <> (SELECT c.relnamespace FROM pg_catalog.pg_class c WHERE c.oid = r.tbl) THEN
+            BEGIN
+                EXECUTE format('ALTER TYPE %s SET SCHEMA %I', r.key_type,
+                               (SELECT n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                                WHERE c.oid = r.tbl));
+            EXCEPTION WHEN OTHERS THEN
+                RAISE WARNING 'type % stays where it is: %', r.key_type, SQLERRM
+                    USING HINT = 'move it to the table''s schema with ALTER TYPE ... SET SCHEMA';
+            END;
+        END IF;
     END LOOP;
     FOR r IN SELECT DISTINCT e.tbl, e.key_type, k.attname AS key_name, k.atttypid AS key_typid,
                     k.atttypmod AS key_typmod, d.atttypid AS dup_typid, d.atttypmod AS dup_typmod
@@ -1092,9 +1195,9 @@ BEGIN
     END LOOP;
 END $$;
 COMMENT ON FUNCTION dedup._key_type_changed() IS
-    'Event trigger: refuses to drop or rename pg_dedup''s columns of an enabled table; when its owner changes its key column''s type, duplicate_of follows (otherwise, and for a key of several columns, a WARNING); a composite key type follows the table''s owner';
+    'Event trigger: refuses to drop or rename pg_dedup''s columns of an enabled table; when its owner changes its key column''s type, duplicate_of follows (otherwise, and for a key of several columns, a WARNING); a composite key type follows the table''s owner and schema; refuses a changed primary key, and changed fields of the composite key type';
 CREATE EVENT TRIGGER dedup_key_type_changed ON ddl_command_end
-    WHEN TAG IN ('ALTER TABLE') EXECUTE FUNCTION dedup._key_type_changed();
+    WHEN TAG IN ('ALTER TABLE', 'ALTER TYPE') EXECUTE FUNCTION dedup._key_type_changed();
 
 CREATE FUNCTION dedup.is_duplicate(tbl regclass, body text, title text DEFAULT NULL,
                                    published_at timestamptz DEFAULT NULL, source text DEFAULT NULL)
@@ -1129,7 +1232,7 @@ COMMENT ON FUNCTION dedup.matrix_quality(regclass, text) IS
 
 -- Per collection: documents, duplicates, rejected rows, last recompute, staleness.
 CREATE FUNCTION dedup._duplicates(collection_id int) RETURNS bigint
-STABLE STRICT LANGUAGE plpgsql AS $$
+STABLE STRICT SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 DECLARE
     t regclass;
     n bigint := 0;

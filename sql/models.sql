@@ -25,7 +25,7 @@ COMMENT ON TABLE dedup.sources IS 'Source authority in [0,1] per collection; a m
 
 -- Any change of the stored bytes bumps the version, which every backend checks
 -- once per statement before using its cached copy.
-CREATE FUNCTION dedup._models_version() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION dedup._models_version() RETURNS trigger SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 BEGIN
     IF NEW.model IS DISTINCT FROM OLD.model AND NEW.version = OLD.version THEN
         NEW.version := OLD.version + 1;

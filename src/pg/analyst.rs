@@ -484,7 +484,11 @@ pub fn _pairs(
     ),
 > {
     let tbl = required(tbl, "table");
+    privilege::require_execute("dedup.pairs(pg_catalog.regclass, pg_catalog.text)");
     privilege::require_read(tbl, "dedup.pairs");
+    if let Some(m) = model {
+        crate::pg::models::require_readable(m, "dedup.pairs");
+    }
     let (rows, _) = as_owner(|| judged_pairs(tbl, model, Pairing::Best));
     let out: Vec<_> = rows
         .into_iter()
@@ -545,7 +549,11 @@ pub fn _groups(
     ),
 > {
     let tbl = required(tbl, "table");
+    privilege::require_execute("dedup.groups(pg_catalog.regclass, pg_catalog.text)");
     privilege::require_read(tbl, "dedup.groups");
+    if let Some(m) = model {
+        crate::pg::models::require_readable(m, "dedup.groups");
+    }
     let (rows, info) = as_owner(|| judged_pairs(tbl, model, Pairing::Best));
     let (members, judged) = duplicate_graph(rows, &info);
     let edges: Vec<(usize, usize)> = judged.iter().map(|&(a, b, ..)| (a, b)).collect();
@@ -574,7 +582,11 @@ pub fn _originals(
     ),
 > {
     let tbl = required(tbl, "table");
+    privilege::require_execute("dedup.groups(pg_catalog.regclass, pg_catalog.text)");
     privilege::require_read(tbl, "dedup.enable");
+    if let Some(m) = model {
+        crate::pg::models::require_readable(m, "dedup.groups");
+    }
     let (rows, info) = as_owner(|| judged_pairs(tbl, model, Pairing::BestEarlier));
     let (members, judged) = duplicate_graph(rows, &info);
     let edges: Vec<(usize, usize, f64, bool)> = judged
@@ -611,7 +623,11 @@ pub fn _matrix_quality(
     ),
 > {
     let tbl = required(tbl, "table");
+    privilege::require_execute("dedup.matrix_quality(pg_catalog.regclass, pg_catalog.text)");
     privilege::require_read(tbl, "dedup.matrix_quality");
+    if let Some(m) = model {
+        crate::pg::models::require_readable(m, "dedup.matrix_quality");
+    }
     let (rows, _) = as_owner(|| judged_pairs(tbl, model, Pairing::Best));
     let mut ids: HashMap<String, i64> = HashMap::new();
     let mut edges = Vec::new();

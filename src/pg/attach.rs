@@ -85,7 +85,13 @@ fn dropping(stmt: *mut pg_sys::DropStmt) {
             })
             .collect()
     };
-    for rel in rels {
+    // Only what the caller may drop: PostgreSQL checks ownership after this
+    // hook, and a refused DROP must cost nothing (it would read the partition).
+    let me = crate::pg::privilege::caller();
+    for rel in rels
+        .into_iter()
+        .filter(|&r| crate::pg::privilege::owns(r, me))
+    {
         let root = crate::pg::privilege::as_owner(|| {
             lookup::one_with_args::<pg_sys::Oid>(
                 "SELECT e.tbl::oid FROM dedup.enabled_tables e \

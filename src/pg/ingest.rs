@@ -1267,6 +1267,9 @@ pub fn _is_duplicate(
     source: Option<&str>,
 ) -> bool {
     let tbl = crate::pg::types::required(tbl, "table");
+    privilege::require_execute(
+        "dedup.is_duplicate(pg_catalog.regclass, pg_catalog.text, pg_catalog.text, pg_catalog.timestamptz, pg_catalog.text)",
+    );
     privilege::require_read(tbl, "dedup.is_duplicate");
     as_owner(|| {
         let cfg = table_config(tbl);
@@ -1295,6 +1298,7 @@ pub fn _find_original(
         name!(score, f64),
     ),
 > {
+    privilege::require_execute("dedup.find_original(pg_catalog.regclass, dedup.document)");
     privilege::require_read(tbl, "dedup.find_original");
     // The keys come back as text.
     let c = crate::pg::guc_scope::exact_floats(|| {

@@ -378,11 +378,31 @@ pub fn model(name: &str) -> Rc<Loaded> {
 /// ([`privilege::require_collection_read`]).
 fn readable_model(name: &str, what: &str) -> Rc<Loaded> {
     let m = privilege::as_owner(|| self::model(name));
-    // The built-in model, and a model whose collection is gone, read no statistics.
-    if m.version != 0 && m.collection.id != 0 {
-        privilege::require_collection_read(&m.collection.name, what);
+    // The built-in model's weights are public; a stored model's are read by who
+    // may read its collection, and one without a collection (trained or imported
+    // for the default one, or whose collection is gone) by the configuration roles.
+    if m.version != 0 {
+        if m.collection.id != 0 {
+            privilege::require_collection_read(&m.collection.name, what);
+        } else if !privilege::reads_configuration(privilege::caller()) {
+            raise(DedupError::InsufficientPrivilege {
+                msg: format!("permission denied for model \"{}\"", crate::error::excerpt(name)),
+                hint: Some(format!(
+                    "{what} reads the model's weights, and the model belongs to no collection a role may read: it needs the configuration rights (README, Security)"
+                )),
+            });
+        }
     }
     m
+}
+
+/// Raises 42501 unless the caller may use stored model `name` where its scores
+/// are shown (`pairs`, `groups`, `matrix_quality` with a model named), as
+/// [`pair_score`] checks: the threshold rule and the built-in model pass.
+pub fn require_readable(name: &str, what: &str) {
+    if name != THRESHOLD_RULE {
+        readable_model(name, what);
+    }
 }
 
 /// What judges a pair for a pair function: the model `name`, or None for
@@ -736,6 +756,7 @@ pub fn _evaluate(
     // The pairs query runs with the caller's rights; the model and the
     // statistics are read as the extension's owner once the caller may read
     // the model's collection (as `pair_score` does).
+    privilege::require_execute("dedup.evaluate(pg_catalog.text, pg_catalog.text)");
     let (m, coll) = pair_judge(model, "dedup.evaluate");
     // One pair at a time: memory holds a batch of the query's rows, not all.
     let mut c = crate::metrics::Confusion::default();

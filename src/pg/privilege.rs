@@ -266,6 +266,54 @@ pub fn require_read(rel: pg_sys::Oid, what: &str) {
 type Stamp = (i64, i64, u32);
 
 thread_local! {
+    /// Public functions the caller was found allowed to execute, in which statement.
+    static MAY_EXECUTE: std::cell::RefCell<Vec<(&'static str, pg_sys::Oid, Stamp)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Raises 42501 unless the caller may execute the public function `public` (a
+/// schema-qualified signature, `dedup.pairs(pg_catalog.regclass, pg_catalog.text)`)
+/// that wraps the internal one running: a `REVOKE EXECUTE` on the public name
+/// then also closes its `_`-prefixed body, as PostgreSQL's own privileges would.
+/// A yes is kept for the statement (`is_duplicate` runs once per row).
+pub fn require_execute(public: &'static str) {
+    let role = caller();
+    let stamp = statement_stamp();
+    let known = MAY_EXECUTE.with(|c| {
+        c.borrow()
+            .iter()
+            .any(|(n, r, s)| *n == public && *r == role && *s == stamp)
+    });
+    if known {
+        return;
+    }
+    let allowed = lookup::one_with_args::<bool>(
+        "SELECT pg_catalog.has_function_privilege($1, $2::pg_catalog.regprocedure, 'EXECUTE')",
+        &[role.into(), public.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(false);
+    if !allowed {
+        let name = public.split('(').next().unwrap_or(public);
+        raise(DedupError::InsufficientPrivilege {
+            msg: format!(
+                "permission denied for function {}",
+                name.trim_start_matches("dedup.")
+            ),
+            hint: Some(format!(
+                "this function is the body of {name}: it needs EXECUTE on {name}"
+            )),
+        });
+    }
+    MAY_EXECUTE.with(|c| {
+        let mut c = c.borrow_mut();
+        c.retain(|(_, _, s)| *s == stamp);
+        c.push((public, role, stamp));
+    });
+}
+
+thread_local! {
     /// Collections the caller was found allowed to read, in which statement and
     /// command (a GRANT or REVOKE advances the command counter): the reading
     /// functions are called once per row, the check is made once per statement.

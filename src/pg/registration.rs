@@ -156,7 +156,7 @@ fn require_prepared(tbl: pg_sys::Oid) {
 }
 
 /// What `enable` registers must be what it made, whoever calls: a table; its
-/// primary key's first column; no key type for a key of one column, else the
+/// primary key's first column, no key column generated; no key type for a key of one column, else the
 /// composite `<table>_dedup_key` beside the table (or `<table>_dedup_keyN` when a
 /// renamed table or a detached partition holds that name, the table's name cut to
 /// fit: `dedup._free_name`),
@@ -181,7 +181,9 @@ fn require_registration(
     let role = caller();
     let ok = as_owner(|| {
         lookup::one_with_args::<bool>(
-        "SELECT k.names[1]::text = $2 AND CASE \
+        "SELECT k.names[1]::text = $2 \
+           AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid = $1 \
+                             AND a.attname = ANY (k.names) AND a.attgenerated <> '') AND CASE \
            WHEN $3::oid IS NULL THEN pg_catalog.array_length(k.names, 1) = 1 \
            ELSE pg_catalog.array_length(k.names, 1) > 1 AND EXISTS ( \
              SELECT 1 FROM pg_catalog.pg_type y JOIN pg_catalog.pg_class r ON r.oid = $1 \

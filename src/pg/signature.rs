@@ -316,6 +316,9 @@ fn _candidates(
         name!(similarity, f64),
     ),
 > {
+    privilege::require_execute(
+        "dedup.candidates(pg_catalog.regclass, dedup.signature, pg_catalog.int4)",
+    );
     if max < 0 {
         raise(DedupError::invalid_parameter(format!(
             "max must not be negative, got {max}"

@@ -584,12 +584,13 @@ fn row_trigger<'a>(
                         .unwrap_or_else(|| cfg.tname.clone());
                 let v = checked.verdict.map(verdict_label).unwrap_or_default();
                 let score = checked.score.map(|s| format!("{s:.4}")).unwrap_or_default();
-                // The original's key only for a writer who may read it, as in a
-                // unique violation's DETAIL.
+                // The original's key, the verdict and the score only for a writer
+                // who may read the original, as in a unique violation's DETAIL:
+                // the score would measure how close a text is to rows it cannot see.
                 let detail = if privilege::may_read(root, privilege::caller()) {
                     format!("The row duplicates the row with key {original} in {name} (verdict {v}, score {score}).")
                 } else {
-                    format!("The row duplicates a row of {name} (verdict {v}, score {score}).")
+                    format!("The row duplicates a row of {name}.")
                 };
                 crate::pg::raise(DedupError::DuplicateText {
                     msg: "duplicate text rejected by pg_dedup".into(),

@@ -124,6 +124,40 @@ ALTER TABLE other_docs DROP COLUMN d;
 SELECT count(*) AS shared_tables_left FROM dedup.collection_tables t JOIN dedup.collections c ON c.id = t.collection_id WHERE c.name = 'shared';
 SELECT dedup.recompute('shared');
 SELECT collection, documents FROM dedup.status WHERE collection = 'shared';
+-- What duplicate_of holds stays what it names: the primary key cannot be
+-- dropped or replaced, a generated key column is refused, the composite key type
+-- moves with its table and keeps its fields, and the triggers stay while enabled.
+CREATE TABLE gen_key (x int, id int GENERATED ALWAYS AS (x * 10) STORED PRIMARY KEY, body text);
+SELECT err($$SELECT dedup.enable('gen_key', 'body')$$);
+DROP TABLE gen_key;
+CREATE TABLE items (id int PRIMARY KEY, sku text NOT NULL, body text);
+SELECT dedup.enable('items', 'body');
+SELECT err($$ALTER TABLE items DROP CONSTRAINT items_pkey$$);
+SELECT err($$ALTER TABLE items DROP COLUMN id$$);
+SELECT err($$ALTER TABLE items DROP CONSTRAINT items_pkey, ADD PRIMARY KEY (sku)$$);
+SELECT err($$ALTER TABLE items DROP CONSTRAINT items_pkey, ADD PRIMARY KEY (id)$$);
+SELECT err($$DROP TRIGGER dedup_trigger ON items$$);
+SELECT err($$DROP TRIGGER dedup_statement_end ON items$$);
+SELECT dedup.disable('items');
+DROP TABLE items;
+CREATE SCHEMA staging;
+CREATE SCHEMA prod;
+CREATE TABLE staging.feed (id int, d date, body text, PRIMARY KEY (id, d));
+SELECT dedup.enable('staging.feed', 'body');
+INSERT INTO staging.feed VALUES (1, '2024-01-01', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.');
+ALTER TABLE staging.feed SET SCHEMA prod;
+SELECT typnamespace::regnamespace AS key_type_schema FROM pg_type WHERE typname = 'feed_dedup_key';
+DROP SCHEMA staging;
+INSERT INTO prod.feed VALUES (2, '2024-01-02', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.')
+    RETURNING duplicate_of, dedup_verdict;
+SELECT err($$ALTER TYPE prod.feed_dedup_key DROP ATTRIBUTE d CASCADE$$);
+SELECT err($$ALTER TYPE prod.feed_dedup_key ADD ATTRIBUTE e int CASCADE$$);
+SELECT err($$ALTER TYPE prod.feed_dedup_key SET SCHEMA public$$);
+SELECT err($$DROP TYPE prod.feed_dedup_key CASCADE$$);
+SELECT id, duplicate_of FROM prod.feed ORDER BY id;
+-- A schema holding the table and its key type goes whole.
+DROP SCHEMA prod CASCADE;
+SELECT count(*) AS registered_feed FROM dedup.enabled_tables WHERE tbl::text LIKE '%feed%';
 -- DROP SCHEMA ... CASCADE is a drop of each table; DROP EXTENSION is unharmed by the event trigger.
 CREATE SCHEMA feeds;
 CREATE TABLE feeds.wire (id int PRIMARY KEY, body text);

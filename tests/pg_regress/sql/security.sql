@@ -537,6 +537,59 @@ SELECT relname, relforcerowsecurity FROM pg_class WHERE relname LIKE 'sec\_force
 SELECT dedup.disable('sec_force'), dedup.disable('sec_force_p');
 DROP TABLE sec_force, sec_force_p;
 
+-- enable and disable pin search_path: a more specific overload of a pg_catalog
+-- function in a schema on the caller's path (format(text, name) beats
+-- format(text, VARIADIC "any")) is never called, whoever runs them.
+CREATE SCHEMA regress_hijack;
+CREATE FUNCTION regress_hijack.format(f text, a name) RETURNS text LANGUAGE plpgsql
+    AS $$ BEGIN RAISE EXCEPTION 'regress_hijack.format called'; END $$;
+CREATE FUNCTION regress_hijack.format(f text, a regclass) RETURNS text LANGUAGE plpgsql
+    AS $$ BEGIN RAISE EXCEPTION 'regress_hijack.format called'; END $$;
+CREATE FUNCTION regress_hijack.quote_ident(name) RETURNS text LANGUAGE plpgsql
+    AS $$ BEGIN RAISE EXCEPTION 'regress_hijack.quote_ident called'; END $$;
+SET search_path = public, regress_hijack;
+CREATE TABLE sec_hijack (id int PRIMARY KEY, body text);
+SELECT dedup.enable('sec_hijack', 'body');
+INSERT INTO sec_hijack VALUES (1, 'Новый мост через реку открыли в Казани после трех лет строительства.');
+SELECT dedup.disable('sec_hijack');
+RESET search_path;
+DROP TABLE sec_hijack;
+DROP SCHEMA regress_hijack CASCADE;
+
+-- REVOKE EXECUTE on a reading function closes its internal body too.
+CREATE ROLE regress_dedup_tenant LOGIN;
+CREATE TABLE sec_src (id int PRIMARY KEY, body text);
+SELECT dedup.enable('sec_src', 'body');
+GRANT SELECT ON sec_src TO regress_dedup_tenant;
+REVOKE EXECUTE ON FUNCTION dedup.pairs(regclass, text) FROM PUBLIC;
+SET ROLE regress_dedup_tenant;
+SELECT err($$SELECT * FROM dedup.pairs('sec_src')$$);
+SELECT err($$SELECT * FROM dedup._pairs('sec_src'::regclass::oid, NULL)$$);
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION dedup.pairs(regclass, text) TO PUBLIC;
+REVOKE SELECT ON sec_src FROM regress_dedup_tenant;
+
+-- A stored model's scores are shown only to who may read its weights: its
+-- collection's readers, or for a model of no collection the configuration roles.
+SELECT dedup.import_model(dedup.export_model('default') || '{"name": "sec_hidden", "collection": "sec_src"}') IS NOT NULL AS imported;
+SELECT dedup.import_model(dedup.export_model('default') || '{"name": "sec_nocoll"}') IS NOT NULL AS imported;
+CREATE TABLE sec_own (id int PRIMARY KEY, body text);
+ALTER TABLE sec_own OWNER TO regress_dedup_tenant;
+SELECT dedup.enable('sec_own', 'body');
+INSERT INTO sec_own VALUES (1, 'Новый мост через реку открыли в Казани после трех лет строительства.'),
+                           (2, 'Новый мост через реку открыли в Казани после трех лет строительства!');
+SET ROLE regress_dedup_tenant;
+SELECT count(*) AS own_pairs FROM dedup.pairs('sec_own');
+SELECT err($$SELECT count(*) FROM dedup.pairs('sec_own', 'sec_hidden')$$);
+SELECT err($$SELECT count(*) FROM dedup.groups('sec_own', 'sec_nocoll')$$);
+SELECT err($$SELECT * FROM dedup.explain_pair('sec_nocoll', dedup.to_document('мост'), dedup.to_document('мост'))$$);
+RESET ROLE;
+SELECT count(*) AS owner_pairs FROM dedup.pairs('sec_own', 'sec_nocoll');
+DELETE FROM dedup.models WHERE name IN ('sec_hidden', 'sec_nocoll');
+SELECT dedup.disable('sec_own'), dedup.disable('sec_src');
+DROP TABLE sec_own, sec_src;
+DROP ROLE regress_dedup_tenant;
+
 -- A database that is not UTF-8 is refused at CREATE EXTENSION.
 SELECT current_database() AS regress_db \gset
 CREATE DATABASE regress_dedup_latin1 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0;
