@@ -1340,6 +1340,9 @@ pub fn _find_original(
 pub fn _validate_enable(model: Option<&str>, action: Option<&str>) {
     if let Some(m) = model {
         as_owner(|| models::by_name(m));
+        // The table's own pairs would show the model's scores: enabling with a
+        // model is reading it.
+        models::require_readable(m, "dedup.enable");
     }
     match action {
         Some("mark" | "skip" | "error") => {}

@@ -585,8 +585,13 @@ SELECT err($$SELECT count(*) FROM dedup.groups('sec_own', 'sec_nocoll')$$);
 SELECT err($$SELECT * FROM dedup.explain_pair('sec_nocoll', dedup.to_document('мост'), dedup.to_document('мост'))$$);
 RESET ROLE;
 SELECT count(*) AS owner_pairs FROM dedup.pairs('sec_own', 'sec_nocoll');
+-- Enabling with a model is reading it (the table's pairs show its scores).
+SET ROLE regress_dedup_tenant;
+SELECT dedup.disable('sec_own');
+SELECT err($$SELECT dedup.enable('sec_own', 'body', model => 'sec_hidden')$$);
+RESET ROLE;
 DELETE FROM dedup.models WHERE name IN ('sec_hidden', 'sec_nocoll');
-SELECT dedup.disable('sec_own'), dedup.disable('sec_src');
+SELECT dedup.disable('sec_src');
 DROP TABLE sec_own, sec_src;
 DROP ROLE regress_dedup_tenant;
 
