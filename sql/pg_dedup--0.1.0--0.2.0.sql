@@ -438,18 +438,21 @@ BEGIN
                           WHERE x.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(g.tgrelid) a))
     LOOP
         CONTINUE WHEN root IS NULL;
-        EXECUTE format('DROP TRIGGER dedup_statement_start ON %s', part);
-        EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', part);
-        EXECUTE format('DROP TRIGGER IF EXISTS dedup_truncate_trigger ON %s', part);
         IF NOT EXISTS (SELECT 1 FROM dedup.enabled_tables x WHERE x.tbl::oid = root) THEN
             root := coalesce(detach_root, root);
         END IF;
+        -- Only a table whose owner may act as the enabled table's (as ATTACH asks)
+        -- loses the triggers: another role's table, given them by hand, keeps them.
+        CONTINUE WHEN NOT coalesce(pg_catalog.pg_has_role(
+            (SELECT r.relowner FROM pg_catalog.pg_class r WHERE r.oid = part),
+            (SELECT r.relowner FROM pg_catalog.pg_class r WHERE r.oid = root), 'USAGE'), false);
+        EXECUTE format('DROP TRIGGER dedup_statement_start ON %s', part);
+        EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', part);
+        EXECUTE format('DROP TRIGGER IF EXISTS dedup_truncate_trigger ON %s', part);
         -- Each table below it has the triggers too: the documents of each are
         -- taken out once, when its turn comes.
         IF EXISTS (SELECT 1 FROM dedup.enabled_tables x WHERE x.tbl::oid = root)
-           AND (SELECT r.relkind FROM pg_catalog.pg_class r WHERE r.oid = part) = 'r'
-           AND pg_catalog.pg_has_role((SELECT r.relowner FROM pg_catalog.pg_class r WHERE r.oid = part),
-                                      (SELECT r.relowner FROM pg_catalog.pg_class r WHERE r.oid = root), 'USAGE') THEN
+           AND (SELECT r.relkind FROM pg_catalog.pg_class r WHERE r.oid = part) = 'r' THEN
             PERFORM dedup._count_partition(root, part, -1);
         END IF;
     END LOOP;
