@@ -1201,6 +1201,11 @@ BEGIN
                                WHERE k.id = coll_id) THEN
                 PERFORM dedup.drop_collection((SELECT name FROM dedup.collections WHERE id = coll_id));
             ELSE
+                -- The tables left (enabled with collection => this one) inherit a
+                -- collection enable created: the last of them takes it along.
+                IF enabled.created_collection AND enabled.collection_id = coll_id THEN
+                    UPDATE dedup.enabled_tables x SET created_collection = true WHERE x.collection_id = coll_id;
+                END IF;
                 RAISE NOTICE 'collection "%" still counts the documents of dropped % %',
                     (SELECT name FROM dedup.collections WHERE id = coll_id),
                     replace(gone.object_type, 'table ', ''), gone.object_identity

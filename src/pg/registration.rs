@@ -387,6 +387,15 @@ pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
         .ok()
         .flatten()
         .unwrap_or(false);
+        if created && !unused {
+            // The tables left (enabled with `collection =>` this one) inherit it:
+            // the last of them to go takes it along, as this table would have.
+            Spi::run_with_args(
+                "UPDATE dedup.enabled_tables SET created_collection = true WHERE collection_id = $1",
+                &[coll_id.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        }
         if created && unused {
             // A model trained on it keeps it (see `catalog::drop_collection`).
             match crate::pg::catalog::models_trained_on(&coll) {

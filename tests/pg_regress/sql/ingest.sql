@@ -158,6 +158,20 @@ SELECT id, duplicate_of FROM prod.feed ORDER BY id;
 -- A schema holding the table and its key type goes whole.
 DROP SCHEMA prod CASCADE;
 SELECT count(*) AS registered_feed FROM dedup.enabled_tables WHERE tbl::text LIKE '%feed%';
+-- A collection enable created goes with the last table that reads it, also when
+-- its creator goes first (a table enabled with collection => it inherits it).
+CREATE TABLE cr1 (id int PRIMARY KEY, body text);
+SELECT dedup.enable('cr1', 'body');
+CREATE TABLE cr2 (id int PRIMARY KEY, body text);
+SELECT dedup.enable('cr2', 'body', collection => 'cr1');
+CREATE TABLE cr3 (id int PRIMARY KEY, body text);
+SELECT dedup.enable('cr3', 'body', collection => 'cr1');
+SELECT dedup.disable('cr1');
+DROP TABLE cr2;
+SELECT count(*) AS cr1_kept FROM dedup.collections WHERE name = 'cr1';
+DROP TABLE cr3;
+SELECT count(*) AS cr1_left FROM dedup.collections WHERE name = 'cr1';
+DROP TABLE cr1;
 -- DROP SCHEMA ... CASCADE is a drop of each table; DROP EXTENSION is unharmed by the event trigger.
 CREATE SCHEMA feeds;
 CREATE TABLE feeds.wire (id int PRIMARY KEY, body text);
