@@ -156,13 +156,12 @@ fn require_prepared(tbl: pg_sys::Oid) {
 }
 
 /// What `enable` registers must be what it made, whoever calls: a table; its
-/// primary key's first column, no key column generated; no key type for a key of one column, else the
-/// composite `<table>_dedup_key` beside the table (or `<table>_dedup_keyN` when a
-/// renamed table or a detached partition holds that name, the table's name cut to
-/// fit: `dedup._free_name`),
-/// of the key's columns, owned by
-/// a role whose rights the caller has (`disable` and `DROP TABLE` drop it); a
-/// known action.
+/// primary key's first column, no key column generated; no key type for a key of
+/// one column, else the composite `<table>_dedup_key` beside the table (or
+/// `<table>_dedup_keyN` when a renamed table or a detached partition holds that
+/// name, the table's name cut to fit: `dedup._free_name`), of the key's columns,
+/// owned by a role whose rights the caller has (`disable` and `DROP TABLE` drop
+/// it); a known action.
 fn require_registration(
     tbl: pg_sys::Oid,
     key_column: &str,
