@@ -1048,6 +1048,11 @@ DECLARE
     part regclass;
 BEGIN
     PERFORM dedup._require_owner(tbl);
+    -- The table first, as the DROP TRIGGER below would take it: writers still in
+    -- a transaction commit (their statistics) before the registration and the
+    -- collection change, instead of waiting on them while disable waits on the
+    -- table (40P01 for one side).
+    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
     -- The registration goes first, with the collection enable created for the
     -- table once nothing else reads it (as the extension's owner:
     -- src/pg/registration.rs): the column changes below fire

@@ -184,9 +184,11 @@ pub fn release() {
 }
 
 /// Waits for transaction `xid` (which inserted a near-identical row) to end, as a
-/// unique index's check does. The caller holds no key locks while it waits. The one
-/// deadlock this can meet, two open transactions that each inserted a near-copy of
-/// the other's earlier text, is reported as such (40P01).
+/// unique index's check does. The caller holds no key locks while it waits. The
+/// deadlock this can meet between two writers, two open transactions that each
+/// inserted a near-copy of the other's earlier text, is reported as such (40P01);
+/// a cycle of other waits too (a `disable` or `recompute` in it) keeps
+/// PostgreSQL's own report.
 pub fn wait_for(xid: pg_sys::TransactionId) {
     PgTryBuilder::new(|| {
         // SAFETY: a plain lock wait; a deadlock is reported with ereport (40P01).
@@ -206,6 +208,9 @@ pub fn wait_for(xid: pg_sys::TransactionId) {
             }
             CaughtError::RustPanic { .. } => None,
         };
+        if !two_writers(detail.as_deref()) {
+            e.rethrow();
+        }
         crate::pg::raise(crate::error::DedupError::Deadlock {
             msg: "deadlock detected: two transactions each inserted a near-duplicate of a text the other inserted and has not committed".into(),
             detail,
@@ -213,4 +218,13 @@ pub fn wait_for(xid: pg_sys::TransactionId) {
         })
     })
     .execute();
+}
+
+/// Whether a deadlock's DETAIL (one "Process … waits for … on …; blocked by
+/// process …." line per process) is a cycle of two processes, each waiting for
+/// the other's transaction: the two writers [`wait_for`] names.
+fn two_writers(detail: Option<&str>) -> bool {
+    let Some(d) = detail else { return false };
+    let waits: Vec<&str> = d.lines().filter(|l| l.starts_with("Process ")).collect();
+    waits.len() == 2 && waits.iter().all(|l| l.contains(" on transaction "))
 }

@@ -24,6 +24,7 @@ pub mod signature;
 pub mod statement;
 pub mod stats;
 pub mod stats_agg;
+pub mod stats_lock;
 pub mod stats_read;
 pub mod tests;
 pub mod times;

@@ -207,6 +207,33 @@ fn unknown_model(name: &str) -> DedupError {
     }
 }
 
+/// Locks stored model `name` against DELETE and renaming until this transaction
+/// ends (`FOR KEY SHARE`: retraining it may go on), for a table being enabled with
+/// it: the `models_in_use` trigger cannot see a registration not yet committed, so
+/// without the lock a concurrent delete would leave the table naming no model and
+/// every insert failing with 42704. Raises 42704 when the model went meanwhile;
+/// the built-in model and the threshold rule need no row.
+pub fn hold(name: &str) {
+    if name == THRESHOLD_RULE {
+        return;
+    }
+    let held = privilege::as_owner(|| {
+        Spi::connect_mut(|c| {
+            let t = c
+                .update(
+                    "SELECT pg_catalog.count(*) FROM (SELECT 1 FROM dedup.models WHERE name = $1 FOR KEY SHARE) m",
+                    None,
+                    &[name.into()],
+                )
+                .unwrap_or_else(|e| spi_err(e));
+            t.first().get::<i64>(1).ok().flatten().unwrap_or(0)
+        })
+    });
+    if held == 0 && name != DEFAULT_MODEL {
+        raise(unknown_model(name));
+    }
+}
+
 /// Name of the built-in model (see [`builtin`]).
 pub const DEFAULT_MODEL: &str = "default";
 

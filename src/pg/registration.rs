@@ -264,6 +264,9 @@ pub fn _register_table(
         });
     }
     require_prepared(tbl);
+    if let Some(m) = model {
+        crate::pg::models::hold(m);
+    }
     as_owner(|| {
         let exists = lookup::one_with_args::<i32>(
             "SELECT id FROM dedup.collections WHERE name = $1",

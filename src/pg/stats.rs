@@ -247,6 +247,7 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
                 }
                 continue;
             }
+            crate::pg::stats_lock::write(coll_id);
             // In slices of TERM_CHUNK terms, in term order: the memory of one
             // statement grows with the terms it upserts (argument arrays, the
             // executor's, the RETURNING rows), and one document of a million
@@ -402,6 +403,7 @@ pub(crate) fn pending_rows(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32, cap: 
 /// as every writer does), all in one statement, so the rows and what they carried
 /// move together. Returns the number of pending rows folded.
 pub(crate) fn fold(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 {
+    crate::pg::stats_lock::write(coll_id);
     let t = c
         .update(
             "WITH d AS (DELETE FROM dedup.term_stats_pending WHERE collection_id = $1 \
