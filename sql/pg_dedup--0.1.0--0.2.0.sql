@@ -1110,26 +1110,6 @@ BEGIN
        OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' THEN
         RETURN;
     END IF;
-    -- The triggers dedup.enable gave the table stay while it is enabled: without
-    -- them its rows go in unchecked, or its statistics stop following its rows. (A
-    -- dropped table takes them along; dedup.disable forgets the table first;
-    -- dedup.distribute makes the TRUNCATE trigger anew; a column drop that takes a
-    -- trigger along is refused by dedup._key_type_changed. A partition's own
-    -- statement triggers are not held: a restored partition lacks them until its
-    -- dumped ones come, which regress/partitions imitates by dropping them.)
-    FOR gone IN
-        SELECT o.address_names[3] AS trigger_name, x.tbl
-        FROM pg_event_trigger_dropped_objects() o
-        CROSS JOIN LATERAL (SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', o.address_names[1], o.address_names[2])) AS rel) r
-        JOIN dedup.enabled_tables x ON x.tbl = r.rel
-        WHERE o.object_type = 'trigger' AND r.rel IS NOT NULL AND TG_TAG <> 'ALTER TABLE'
-          AND o.address_names[3] IN ('dedup_trigger', 'dedup_delete_trigger', 'dedup_statement_start',
-                                     'dedup_statement_end', 'dedup_row_stored')
-    LOOP
-        RAISE EXCEPTION 'cannot drop trigger % of table %: pg_dedup needs it while the table is enabled', gone.trigger_name, gone.tbl
-            USING ERRCODE = 'dependent_objects_still_exist',
-                  HINT = format('ALTER TABLE ... DISABLE TRIGGER USER pauses the checks; dedup.disable(%L) removes them', gone.tbl::text);
-    END LOOP;
     FOR gone IN
         SELECT o.objid, o.object_type, o.object_identity, o.address_names[3] AS column_name
         FROM pg_event_trigger_dropped_objects() o
@@ -1292,6 +1272,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     r record;
     want text;
+    key_names text[];
 BEGIN
     IF to_regclass('dedup.enabled_tables') IS NULL
        OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' THEN
@@ -1308,10 +1289,11 @@ BEGIN
                                            OR (c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND y.typrelid = c.objid)
                  JOIN dedup.enabled_tables e ON e.key_type = y.oid
         LOOP
-            IF (SELECT pg_catalog.array_agg(a.attname ORDER BY a.attnum) FROM pg_catalog.pg_type y
-                  JOIN pg_catalog.pg_attribute a ON a.attrelid = y.typrelid AND a.attnum > 0 AND NOT a.attisdropped
-                 WHERE y.oid = r.key_type)
-               IS DISTINCT FROM (SELECT k.names FROM dedup._key_columns(r.tbl) k)
+            key_names := (SELECT pg_catalog.array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_type y
+                            JOIN pg_catalog.pg_attribute a ON a.attrelid = y.typrelid AND a.attnum > 0 AND NOT a.attisdropped
+                           WHERE y.oid = r.key_type);
+            IF key_names IS DISTINCT FROM coalesce((SELECT k.names::text[] FROM dedup._key_columns(r.tbl) k), key_names)
+               OR key_names IS NULL
                OR (SELECT y.typnamespace FROM pg_catalog.pg_type y WHERE y.oid = r.key_type)
                   <> (SELECT c.relnamespace FROM pg_catalog.pg_class c WHERE c.oid = r.tbl) THEN
                 RAISE EXCEPTION 'cannot change the fields or schema of type %: duplicate_of of table % holds its values', r.key_type, r.tbl
@@ -1339,7 +1321,8 @@ BEGIN
                   HINT = format('call dedup.disable(%L) first: it removes the columns', r.tbl::text);
     END LOOP;
     -- The primary key stays what enable found: duplicate_of holds its values, and
-    -- a row whose key no longer identifies it would never be named an original.
+    -- a row whose key no longer identifies it would never be named an original
+    -- (another key, or a key column dropped, is refused).
     -- A composite key type follows its table into another schema (SET SCHEMA),
     -- where enable made it and looks for it.
     FOR r IN SELECT DISTINCT e.tbl, e.key_column, e.key_type
@@ -1347,11 +1330,16 @@ BEGIN
              JOIN dedup.enabled_tables e ON e.tbl::oid = c.objid
              WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
     LOOP
-        IF (SELECT k.names::text[] FROM dedup._key_columns(r.tbl) k)
-           IS DISTINCT FROM (CASE WHEN r.key_type IS NULL THEN ARRAY[r.key_column::text]
-                                  ELSE (SELECT pg_catalog.array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_type y
-                                          JOIN pg_catalog.pg_attribute a ON a.attrelid = y.typrelid AND a.attnum > 0 AND NOT a.attisdropped
-                                         WHERE y.oid = r.key_type) END) THEN
+        -- (A table left with no primary key for a while passes, as pg_restore
+        -- --clean leaves one before it drops the table; a key column must stay.)
+        key_names := (CASE WHEN r.key_type IS NULL THEN ARRAY[r.key_column::text]
+                           ELSE (SELECT pg_catalog.array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_type y
+                                   JOIN pg_catalog.pg_attribute a ON a.attrelid = y.typrelid AND a.attnum > 0 AND NOT a.attisdropped
+                                  WHERE y.oid = r.key_type) END);
+        IF coalesce((SELECT k.names::text[] FROM dedup._key_columns(r.tbl) k), key_names) IS DISTINCT FROM key_names
+           OR EXISTS (SELECT 1 FROM pg_catalog.unnest(key_names) n
+                      WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                                        WHERE a.attrelid = r.tbl AND a.attname = n AND a.attnum > 0 AND NOT a.attisdropped)) THEN
             RAISE EXCEPTION 'cannot change the primary key of table %: its duplicate_of holds the key''s values', r.tbl
                 USING ERRCODE = 'feature_not_supported',
                       HINT = format('call dedup.disable(%L), change the key, and dedup.enable the table again', r.tbl::text);
