@@ -2,16 +2,18 @@
 # What a DBA's recompute costs the writers of the same collection: W pgbench
 # clients insert single rows (autocommit, READ COMMITTED) into an enabled table of
 # ROWS stories, past the 2,000 documents where commits append pending rows and
-# folds take them, while a session runs dedup.recompute every 2 s. Prints the
-# writers' failed transactions and the recomputes' errors (40P01 before the
-# collection statistics lock, src/pg/stats_lock.rs).
-#   bash bench/admin_races.sh [--writers W] [--rows N] [--seconds S]   (4, 2500, 20)
+# folds take them (with --updates, every other transaction rewrites the text of a
+# random row, in two statements), while a session runs dedup.recompute every 2 s.
+# Prints the writers' failed transactions and the recomputes' errors (40P01
+# before the collection statistics lock, src/pg/stats_lock.rs).
+#   bash bench/admin_races.sh [--writers W] [--rows N] [--seconds S] [--updates]   (4, 2500, 20)
 # Uses the installed extension and the bench cluster (/tmp/pg_dedup_bench, port 54331).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-writers=4 rows=2500 seconds=20
+writers=4 rows=2500 seconds=20 updates=0
 while (($#)); do
   case "$1" in
+    --updates) updates=1 ;;
     --writers) writers=$2; shift ;;
     --rows) rows=$2; shift ;;
     --seconds) seconds=$2; shift ;;
@@ -34,10 +36,23 @@ INSERT INTO race (s, body) SELECT i, story(i) FROM generate_series(1, $rows) AS 
 SQL
 script=$(mktemp /tmp/dedup_races.XXXXXX.sql)
 chmod 644 "$script"
-cat > "$script" <<'SQL'
+if ((updates)); then
+  cat > "$script" <<SQL
+\\set s random(1000000, 2000000)
+\\set id random(1, $rows)
+\\set op random(0, 1)
+BEGIN;
+INSERT INTO race (s, body) SELECT :s, story(:s) WHERE :op = 0;
+UPDATE race SET body = story(:s) WHERE id = :id AND :op = 1;
+SELECT pg_sleep(0.01);
+COMMIT;
+SQL
+else
+  cat > "$script" <<'SQL'
 \set s random(1000000, 2000000)
 INSERT INTO race (s, body) VALUES (:s, story(:s));
 SQL
+fi
 out=$(mktemp /tmp/dedup_races.XXXXXX.out)
 chmod 666 "$out"
 sudo -u postgres "$BIN/pgbench" -h "$BENCH_CLUSTER" -p "$BENCH_PORT" -n -c "$writers" -T "$seconds" \
@@ -55,8 +70,8 @@ while ((SECONDS < end)); do
 done
 wait "$pgb" || true
 processed=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out")
-failed=$(grep -c 'ERROR' "$out" || true)
+failed=$(grep -c "ERROR\|aborted" "$out" || true)
 echo "writers: $writers, collection: $rows rows, $seconds s"
-echo "inserts committed: $processed, inserts failed: $failed"
+echo "transactions committed: $processed, failed: $failed"
 echo "recomputes: $recomputes, failed: $errors"
 rm -f "$script" "$out" "$out.err"

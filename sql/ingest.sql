@@ -844,6 +844,10 @@ DECLARE
     part regclass;
 BEGIN
     PERFORM dedup._require_owner(tbl);
+    IF NOT EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl) THEN
+        RAISE EXCEPTION 'table % is not enabled for deduplication', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
     -- The table first, as the DROP TRIGGER below would take it: writers still in
     -- a transaction commit (their statistics) before the registration and the
     -- collection change, instead of waiting on them while disable waits on the
@@ -1066,8 +1070,8 @@ BEGIN
     END IF;
     -- The composite key type (ALTER TYPE): its fields stay the key's columns, in
     -- order, or duplicate_of's values stop naming rows (DROP ATTRIBUTE ... CASCADE
-    -- would cut every mark), and it stays in the table's schema, where enable made
-    -- it (it follows the table there). Its name and owner may change.
+    -- would cut every mark). Its name, owner and schema may change (it follows
+    -- its table to another schema by itself).
     IF TG_TAG = 'ALTER TYPE' THEN
         FOR r IN SELECT DISTINCT e.tbl, e.key_type
                  FROM pg_catalog.pg_event_trigger_ddl_commands() c
@@ -1079,10 +1083,8 @@ BEGIN
                             JOIN pg_catalog.pg_attribute a ON a.attrelid = y.typrelid AND a.attnum > 0 AND NOT a.attisdropped
                            WHERE y.oid = r.key_type);
             IF key_names IS DISTINCT FROM coalesce((SELECT k.names::text[] FROM dedup._key_columns(r.tbl) k), key_names)
-               OR key_names IS NULL
-               OR (SELECT y.typnamespace FROM pg_catalog.pg_type y WHERE y.oid = r.key_type)
-                  <> (SELECT c.relnamespace FROM pg_catalog.pg_class c WHERE c.oid = r.tbl) THEN
-                RAISE EXCEPTION 'cannot change the fields or schema of type %: duplicate_of of table % holds its values', r.key_type, r.tbl
+               OR key_names IS NULL THEN
+                RAISE EXCEPTION 'cannot change the fields of type %: duplicate_of of table % holds its values', r.key_type, r.tbl
                     USING ERRCODE = 'dependent_objects_still_exist',
                           HINT = format('call dedup.disable(%L) first', r.tbl::text);
             END IF;

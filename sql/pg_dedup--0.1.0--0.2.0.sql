@@ -1048,6 +1048,10 @@ DECLARE
     part regclass;
 BEGIN
     PERFORM dedup._require_owner(tbl);
+    IF NOT EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl) THEN
+        RAISE EXCEPTION 'table % is not enabled for deduplication', tbl
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
     -- The table first, as the DROP TRIGGER below would take it: writers still in
     -- a transaction commit (their statistics) before the registration and the
     -- collection change, instead of waiting on them while disable waits on the
@@ -1280,8 +1284,8 @@ BEGIN
     END IF;
     -- The composite key type (ALTER TYPE): its fields stay the key's columns, in
     -- order, or duplicate_of's values stop naming rows (DROP ATTRIBUTE ... CASCADE
-    -- would cut every mark), and it stays in the table's schema, where enable made
-    -- it (it follows the table there). Its name and owner may change.
+    -- would cut every mark). Its name, owner and schema may change (it follows
+    -- its table to another schema by itself).
     IF TG_TAG = 'ALTER TYPE' THEN
         FOR r IN SELECT DISTINCT e.tbl, e.key_type
                  FROM pg_catalog.pg_event_trigger_ddl_commands() c
@@ -1293,10 +1297,8 @@ BEGIN
                             JOIN pg_catalog.pg_attribute a ON a.attrelid = y.typrelid AND a.attnum > 0 AND NOT a.attisdropped
                            WHERE y.oid = r.key_type);
             IF key_names IS DISTINCT FROM coalesce((SELECT k.names::text[] FROM dedup._key_columns(r.tbl) k), key_names)
-               OR key_names IS NULL
-               OR (SELECT y.typnamespace FROM pg_catalog.pg_type y WHERE y.oid = r.key_type)
-                  <> (SELECT c.relnamespace FROM pg_catalog.pg_class c WHERE c.oid = r.tbl) THEN
-                RAISE EXCEPTION 'cannot change the fields or schema of type %: duplicate_of of table % holds its values', r.key_type, r.tbl
+               OR key_names IS NULL THEN
+                RAISE EXCEPTION 'cannot change the fields of type %: duplicate_of of table % holds its values', r.key_type, r.tbl
                     USING ERRCODE = 'dependent_objects_still_exist',
                           HINT = format('call dedup.disable(%L) first', r.tbl::text);
             END IF;
@@ -1413,9 +1415,7 @@ COMMENT ON FUNCTION dedup._key_type_changed() IS
     'Event trigger: refuses to drop or rename pg_dedup''s columns of an enabled table; when its owner changes its key column''s type, duplicate_of follows (otherwise, and for a key of several columns, a WARNING); a composite key type follows the table''s owner and schema; refuses a changed primary key, and changed fields of the composite key type';
 CREATE EVENT TRIGGER dedup_key_type_changed ON ddl_command_end
     WHEN TAG IN ('ALTER TABLE', 'ALTER TYPE') EXECUTE FUNCTION dedup._key_type_changed();
--- Tables enabled under 0.1.0 get the triggers dedup.enable now installs (the
--- event trigger that keeps an enabled table's triggers is paused meanwhile).
-ALTER EVENT TRIGGER dedup_forget_dropped DISABLE;
+-- Tables enabled under 0.1.0 get the triggers dedup.enable now installs.
 DO $$
 DECLARE
     e dedup.enabled_tables;
@@ -1439,7 +1439,6 @@ BEGIN
                        'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_end()', e.tbl);
     END LOOP;
 END $$;
-ALTER EVENT TRIGGER dedup_forget_dropped ENABLE;
 
 -- The rows 'skip' kept out of a table, for the table's owner (and the roles that
 -- have its rights): to read them, and to delete them once dealt with. The

@@ -85,13 +85,16 @@ fn dropping(stmt: *mut pg_sys::DropStmt) {
             })
             .collect()
     };
-    // Only what the caller may drop: PostgreSQL checks ownership after this
-    // hook, and a refused DROP must cost nothing (it would read the partition).
+    // Only what the caller may drop (its owner, or its schema's: PostgreSQL
+    // checks after this hook), so that a refused DROP costs nothing (it would read
+    // the partition).
     let me = crate::pg::privilege::caller();
-    for rel in rels
-        .into_iter()
-        .filter(|&r| crate::pg::privilege::owns(r, me))
-    {
+    let may_drop = |r: pg_sys::Oid| {
+        // SAFETY: catalog lookups of a relation found above.
+        crate::pg::privilege::owns(r, me)
+            || unsafe { pg_sys::pg_namespace_ownercheck(pg_sys::get_rel_namespace(r), me) }
+    };
+    for rel in rels.into_iter().filter(|&r| may_drop(r)) {
         let root = crate::pg::privilege::as_owner(|| {
             lookup::one_with_args::<pg_sys::Oid>(
                 "SELECT e.tbl::oid FROM dedup.enabled_tables e \

@@ -405,10 +405,12 @@ pub fn model(name: &str) -> Rc<Loaded> {
 /// ([`privilege::require_collection_read`]).
 fn readable_model(name: &str, what: &str) -> Rc<Loaded> {
     let m = privilege::as_owner(|| self::model(name));
-    // The built-in model's weights are public; a stored model's are read by who
-    // may read its collection, and one without a collection (trained or imported
-    // for the default one, or whose collection is gone) by the configuration roles.
-    if m.version != 0 {
+    // The built-in model's weights are public, and so are those of a model stored
+    // as `default`, which every table enabled without a model uses (their pairs
+    // show its scores); another stored model's are read by who may read its
+    // collection, and one without a collection (trained or imported for the
+    // default one, or whose collection is gone) by the configuration roles.
+    if m.version != 0 && name != DEFAULT_MODEL {
         if m.collection.id != 0 {
             privilege::require_collection_read(&m.collection.name, what);
         } else if !privilege::reads_configuration(privilege::caller()) {

@@ -381,8 +381,16 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
             coll.name, chunk.pct
         ));
     }
+    // A row a writer holds (an UPDATE or DELETE under way, a SELECT … FOR UPDATE)
+    // keeps its signature rather than make the recompute wait: under the
+    // statistics lock (`pg::stats_lock`) the writers wait for the recompute, so a
+    // wait here could close a cycle. A row a committed update replaced since is
+    // skipped too: its new version was signed by the trigger.
     let sql = format!(
-        "UPDATE {tname} t SET {qsig} = s.sig FROM pg_temp._dedup_signatures s WHERE t.ctid = s.row_id"
+        "UPDATE {tname} t SET {qsig} = x.sig \
+         FROM (SELECT r.ctid AS row_id, s.sig FROM {tname} r JOIN pg_temp._dedup_signatures s ON r.ctid = s.row_id \
+               FOR UPDATE OF r SKIP LOCKED) x \
+         WHERE t.ctid = x.row_id"
     );
     // As the table's owner: its triggers fire.
     privilege::as_table_owner(tbl, || {

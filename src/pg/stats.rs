@@ -31,6 +31,9 @@ pub fn remove(coll_id: i32, doc: &Document, row_of: Option<pg_sys::Oid>) {
 /// table whose row trigger makes the change, if one does (see
 /// [`crate::pg::statement`]).
 fn apply(coll_id: i32, doc: &Document, sign: i64, row_of: Option<pg_sys::Oid>) {
+    // From the first change to the commit: a recompute waits for this
+    // transaction, and this one for a recompute under way (`pg::stats_lock`).
+    crate::pg::stats_lock::write(coll_id);
     // SAFETY: reads the backend's transaction state.
     let sub = unsafe { pg_sys::GetCurrentSubTransactionId() };
     DELTA.with(|d| {

@@ -7,13 +7,18 @@
 //! recompute that had locked the collection row would wait on a folding writer's
 //! term or pending rows while that writer waited on the collection row: 40P01 for
 //! one of them (an audit saw 2 of 4 recomputes and 14 of 2,173 single-row inserts
-//! fail so). So whoever writes those rows takes this lock first: writers (a
-//! pre-commit write of a batch of 1, a fold) in share mode, which never waits on
-//! another writer, and a recompute in exclusive mode, which waits for the writers
-//! already writing and makes later ones wait until it commits. A writer that only
-//! appends its pending row takes nothing. Transaction-scoped, an advisory lock tag
-//! in a namespace of its own (`objsubid` 3566 in `pg_locks`, `classid` the
-//! collection id).
+//! fail so). So whoever changes a collection's statistics takes this lock first, at
+//! its first change (a row the trigger counts, `add_document`, a partition
+//! attached) and before a fold, and holds it to its commit: writers in share mode,
+//! which never waits on another writer, and a recompute in exclusive mode, which
+//! waits for the writers under way and makes later ones wait until it commits.
+//! The recompute itself then waits on no writer (its signature refresh skips rows
+//! a writer holds), so no cycle goes through it, and it reads a collection no
+//! commit changes meanwhile (a pending row appended between its read of the
+//! tables and its delete of the pending rows was lost before). Transaction-scoped,
+//! an advisory lock tag in a namespace of its own (`objsubid` 3566 in `pg_locks`,
+//! `classid` the collection id). On Citus a shard's trigger takes it on its
+//! worker and a recompute on the coordinator, so there it orders nothing.
 
 use pgrx::pg_sys;
 
@@ -42,7 +47,8 @@ fn acquire(coll: i32, mode: u32) {
     }
 }
 
-/// Before this transaction writes a collection's shared statistics rows.
+/// Before this transaction changes a collection's statistics (again: a lock it
+/// holds is granted at once).
 pub fn write(coll: i32) {
     acquire(coll, pg_sys::ShareLock);
 }

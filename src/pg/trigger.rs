@@ -587,8 +587,14 @@ fn row_trigger<'a>(
                 // The original's key, the verdict and the score only for a writer
                 // who may read the original, as in a unique violation's DETAIL:
                 // the score would measure how close a text is to rows it cannot see.
+                // A model the writer named (model_column) shows no score: its
+                // weights are for who may read its collection (models.rs).
                 let detail = if privilege::may_read(root, privilege::caller()) {
-                    format!("The row duplicates the row with key {original} in {name} (verdict {v}, score {score}).")
+                    if model.is_some() {
+                        format!("The row duplicates the row with key {original} in {name} (verdict {v}).")
+                    } else {
+                        format!("The row duplicates the row with key {original} in {name} (verdict {v}, score {score}).")
+                    }
                 } else {
                     format!("The row duplicates a row of {name}.")
                 };

@@ -152,7 +152,6 @@ INSERT INTO prod.feed VALUES (2, '2024-01-02', 'Курс доллара на М�
     RETURNING duplicate_of, dedup_verdict;
 SELECT err($$ALTER TYPE prod.feed_dedup_key DROP ATTRIBUTE d CASCADE$$);
 SELECT err($$ALTER TYPE prod.feed_dedup_key ADD ATTRIBUTE e int CASCADE$$);
-SELECT err($$ALTER TYPE prod.feed_dedup_key SET SCHEMA public$$);
 SELECT err($$DROP TYPE prod.feed_dedup_key CASCADE$$);
 SELECT id, duplicate_of FROM prod.feed ORDER BY id;
 -- A schema holding the table and its key type goes whole.

@@ -590,6 +590,17 @@ SET ROLE regress_dedup_tenant;
 SELECT dedup.disable('sec_own');
 SELECT err($$SELECT dedup.enable('sec_own', 'body', model => 'sec_hidden')$$);
 RESET ROLE;
+-- A model stored as 'default' is every table's without a model: any owner enables
+-- with it. REVOKE EXECUTE on groups leaves enable's backfill (its own body) alone.
+SELECT dedup.import_model(dedup.export_model('default')) IS NOT NULL AS stored_default;
+REVOKE EXECUTE ON FUNCTION dedup.groups(regclass, text) FROM PUBLIC;
+SET ROLE regress_dedup_tenant;
+SELECT dedup.enable('sec_own', 'body');
+SELECT count(*) AS marked FROM sec_own WHERE duplicate_of IS NOT NULL;
+SELECT dedup.disable('sec_own');
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION dedup.groups(regclass, text) TO PUBLIC;
+DELETE FROM dedup.models WHERE name = 'default';
 DELETE FROM dedup.models WHERE name IN ('sec_hidden', 'sec_nocoll');
 SELECT dedup.disable('sec_src');
 DROP TABLE sec_own, sec_src;
