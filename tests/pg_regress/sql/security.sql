@@ -594,12 +594,14 @@ RESET ROLE;
 -- with it. REVOKE EXECUTE on groups leaves enable's backfill (its own body) alone.
 SELECT dedup.import_model(dedup.export_model('default')) IS NOT NULL AS stored_default;
 REVOKE EXECUTE ON FUNCTION dedup.groups(regclass, text) FROM PUBLIC;
+GRANT CREATE ON SCHEMA public TO regress_dedup_tenant;  -- for the signature index
 SET ROLE regress_dedup_tenant;
 SELECT dedup.enable('sec_own', 'body');
 SELECT count(*) AS marked FROM sec_own WHERE duplicate_of IS NOT NULL;
 SELECT dedup.disable('sec_own');
 RESET ROLE;
 GRANT EXECUTE ON FUNCTION dedup.groups(regclass, text) TO PUBLIC;
+REVOKE CREATE ON SCHEMA public FROM regress_dedup_tenant;
 DELETE FROM dedup.models WHERE name = 'default';
 DELETE FROM dedup.models WHERE name IN ('sec_hidden', 'sec_nocoll');
 SELECT dedup.disable('sec_src');
