@@ -102,6 +102,8 @@ pgrx::extension_sql_file!(
         _forget,
         _count_partition,
         _recheck_partition,
+        _candidate_counts,
+        _leaves_searched,
         _may_read_collection,
         _validate_enable,
         _is_duplicate,

@@ -583,10 +583,7 @@ pub fn _originals(
 > {
     let tbl = required(tbl, "table");
     // enable's backfill: closed with enable, not with groups.
-    privilege::require_execute(
-        "dedup.enable(pg_catalog.regclass, pg_catalog.name, pg_catalog.name, pg_catalog.name, pg_catalog.name, \
-         pg_catalog.text, pg_catalog.text, pg_catalog.text, pg_catalog.name, pg_catalog.interval)",
-    );
+    privilege::require_execute(privilege::ENABLE);
     privilege::require_read(tbl, "dedup.enable");
     if let Some(m) = model {
         crate::pg::models::require_readable(m, "dedup.groups");

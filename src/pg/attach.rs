@@ -94,6 +94,9 @@ fn dropping(stmt: *mut pg_sys::DropStmt) {
         crate::pg::privilege::owns(r, me)
             || unsafe { pg_sys::pg_namespace_ownercheck(pg_sys::get_rel_namespace(r), me) }
     };
+    // Each leaf once, however often the command names it or a table above it
+    // (`DROP TABLE p1, p1`, or a sub-partition with its own leaf).
+    let mut counted: std::collections::HashSet<pg_sys::Oid> = std::collections::HashSet::new();
     for rel in rels.into_iter().filter(|&r| may_drop(r)) {
         let root = crate::pg::privilege::as_owner(|| {
             lookup::one_with_args::<pg_sys::Oid>(
@@ -106,7 +109,9 @@ fn dropping(stmt: *mut pg_sys::DropStmt) {
         });
         let Some(root) = root else { continue };
         for leaf in crate::pg::partitions::leaves(rel, None) {
-            crate::pg::privilege::as_owner(|| _count_partition(root, leaf.rel, -1));
+            if counted.insert(leaf.rel) {
+                crate::pg::privilege::as_owner(|| _count_partition(root, leaf.rel, -1));
+            }
         }
     }
 }

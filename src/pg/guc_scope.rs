@@ -31,6 +31,14 @@ pub fn with_settings<R>(settings: &[(&CStr, &CStr)], f: impl FnOnce() -> R) -> R
     r
 }
 
+/// Runs `f` with `search_path = pg_catalog, pg_temp`, as the current role: for
+/// queries that must run with the caller's rights (its privileges and row-level
+/// security apply) but none of its functions or operators (an `=` of its own for
+/// two `regclass` values would beat `pg_catalog`'s `oid` one).
+pub fn pinned_path<R>(f: impl FnOnce() -> R) -> R {
+    with_settings(&[(c"search_path", c"pg_catalog, pg_temp")], f)
+}
+
 /// Runs `f` with `extra_float_digits` at least 1, so that a float key prints
 /// exactly: keys travel as text (into `duplicate_of`, out of the analyst
 /// functions, between the queries that find and fetch pairs), and a session's

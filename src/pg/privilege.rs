@@ -265,6 +265,11 @@ pub fn require_read(rel: pg_sys::Oid, what: &str) {
 /// A statement, and a command in it: (transaction start, statement start, command id).
 type Stamp = (i64, i64, u32);
 
+/// `dedup.enable`'s signature, for [`require_execute`] in its bodies.
+pub const ENABLE: &str = "dedup.enable(pg_catalog.regclass, pg_catalog.name, pg_catalog.name, \
+     pg_catalog.name, pg_catalog.name, pg_catalog.text, pg_catalog.text, pg_catalog.text, \
+     pg_catalog.name, pg_catalog.interval)";
+
 thread_local! {
     /// Public functions the caller was found allowed to execute, in which statement.
     static MAY_EXECUTE: std::cell::RefCell<Vec<(&'static str, pg_sys::Oid, Stamp)>> =

@@ -85,6 +85,11 @@ pub fn _recompute(
     doc_column: Option<&str>,
 ) -> Option<i64> {
     let collection = collection?;
+    privilege::require_execute(if tbl.is_some() {
+        "dedup.recompute(pg_catalog.regclass, pg_catalog.name, pg_catalog.text)"
+    } else {
+        "dedup.recompute(pg_catalog.text)"
+    });
     // The caller's rights decide; the statistics are then written as the
     // extension's owner (src/pg/registration.rs).
     if let Some(tbl) = tbl {

@@ -239,6 +239,7 @@ pub fn _register_table(
     let body = required(body, "body");
     let action = required(action, "action");
     let key_column = required(key_column, "key_column");
+    privilege::require_execute(privilege::ENABLE);
     require_owner(tbl);
     privilege::require_collection_owner(collection);
     require_registration(tbl, key_column, key_type, action);
@@ -345,6 +346,7 @@ fn not_enabled(name: &str) -> DedupError {
 /// caller to drop. Raises 55000 when `tbl` is not enabled.
 #[pg_extern(volatile, strict, parallel_unsafe)]
 pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
+    privilege::require_execute("dedup.disable(pg_catalog.regclass)");
     require_owner(tbl);
     // In the caller's search_path, as PostgreSQL names it in messages.
     let name = table_name(tbl);
@@ -417,6 +419,7 @@ pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
 #[pg_extern(volatile, parallel_unsafe)]
 pub fn _set_time_window(tbl: Option<pg_sys::Oid>, time_window: Option<Interval>) {
     let tbl = required(tbl, "tbl");
+    privilege::require_execute("dedup.set_time_window(pg_catalog.regclass, pg_catalog.interval)");
     require_owner(tbl);
     let name = table_name(tbl);
     as_owner(|| {

@@ -319,6 +319,24 @@ fn _candidates(
     privilege::require_execute(
         "dedup.candidates(pg_catalog.regclass, dedup.signature, pg_catalog.int4)",
     );
+    // Its queries run with the caller's rights, not its search_path.
+    crate::pg::guc_scope::pinned_path(|| candidates_of(tbl, sig, max))
+}
+
+/// [`_candidates`]' body, with the search_path pinned.
+fn candidates_of(
+    tbl: pg_sys::Oid,
+    sig: SignatureDatum,
+    max: i32,
+) -> TableIterator<
+    'static,
+    (
+        name!(ctid, pg_sys::ItemPointerData),
+        name!(key, Option<String>),
+        name!(shared_keys, i32),
+        name!(similarity, f64),
+    ),
+> {
     if max < 0 {
         raise(DedupError::invalid_parameter(format!(
             "max must not be negative, got {max}"

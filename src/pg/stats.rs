@@ -31,9 +31,6 @@ pub fn remove(coll_id: i32, doc: &Document, row_of: Option<pg_sys::Oid>) {
 /// table whose row trigger makes the change, if one does (see
 /// [`crate::pg::statement`]).
 fn apply(coll_id: i32, doc: &Document, sign: i64, row_of: Option<pg_sys::Oid>) {
-    // From the first change to the commit: a recompute waits for this
-    // transaction, and this one for a recompute under way (`pg::stats_lock`).
-    crate::pg::stats_lock::write(coll_id);
     // SAFETY: reads the backend's transaction state.
     let sub = unsafe { pg_sys::GetCurrentSubTransactionId() };
     DELTA.with(|d| {
@@ -200,6 +197,16 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
     let snapshot_only = !preparing && appends_only();
     Spi::connect_mut(|c| {
         for (coll_id, d) in all {
+            // Before any statistics row, also a pending row's append (whose
+            // commit during a recompute could otherwise fall between its read of
+            // the tables and its delete of the pending rows): see
+            // `pg::stats_lock`. Not at a PREPARE, which would keep it until
+            // COMMIT PREPARED: its pending row commits then, and a recompute
+            // meanwhile neither reads its rows nor deletes that row (its rows of
+            // a batch of 1 hold the statistics rows anyway, as documented).
+            if !preparing {
+                crate::pg::stats_lock::write(coll_id);
+            }
             let batch = crate::cache_policy::batch(setting, known_n(coll_id));
             let (terms, dfs, cfs) = d.sorted_terms();
             if batch > 1 || snapshot_only {
@@ -250,7 +257,6 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
                 }
                 continue;
             }
-            crate::pg::stats_lock::write(coll_id);
             // In slices of TERM_CHUNK terms, in term order: the memory of one
             // statement grows with the terms it upserts (argument arrays, the
             // executor's, the RETURNING rows), and one document of a million

@@ -7,18 +7,22 @@
 //! recompute that had locked the collection row would wait on a folding writer's
 //! term or pending rows while that writer waited on the collection row: 40P01 for
 //! one of them (an audit saw 2 of 4 recomputes and 14 of 2,173 single-row inserts
-//! fail so). So whoever changes a collection's statistics takes this lock first, at
-//! its first change (a row the trigger counts, `add_document`, a partition
-//! attached) and before a fold, and holds it to its commit: writers in share mode,
-//! which never waits on another writer, and a recompute in exclusive mode, which
-//! waits for the writers under way and makes later ones wait until it commits.
-//! The recompute itself then waits on no writer (its signature refresh skips rows
-//! a writer holds), so no cycle goes through it, and it reads a collection no
-//! commit changes meanwhile (a pending row appended between its read of the
-//! tables and its delete of the pending rows was lost before). Transaction-scoped,
-//! an advisory lock tag in a namespace of its own (`objsubid` 3566 in `pg_locks`,
-//! `classid` the collection id). On Citus a shard's trigger takes it on its
-//! worker and a recompute on the coordinator, so there it orders nothing.
+//! fail so). So whoever writes a collection's statistics takes this lock first:
+//! a committing writer just before it writes (its term rows with a batch of 1,
+//! or its pending row), a fold before it folds, in share mode, which never waits
+//! on another writer; a recompute in exclusive mode, first. The recompute waits
+//! for the writers writing at that moment (milliseconds), writers that commit
+//! meanwhile wait for it, and it waits on no writer after that (its signature
+//! refresh skips rows a writer holds), so no cycle goes through it; nor does a
+//! pending row committed meanwhile fall between its read of the tables and its
+//! delete of the pending rows, lost as it was before. Writers hold it only from
+//! their commit's write to its end: not while their transaction runs, which would
+//! make a recompute wait for every open transaction (a prepared one for ever) and
+//! close cycles with the signature-key locks and with TRUNCATE (an audit saw
+//! both). A `PREPARE TRANSACTION` takes none. Transaction-scoped, an advisory
+//! lock tag in a namespace of its own (`objsubid` 3566 in `pg_locks`, `classid`
+//! the collection id). On Citus a shard's trigger takes it on its worker and a
+//! recompute on the coordinator, so there it orders nothing.
 
 use pgrx::pg_sys;
 
@@ -47,7 +51,7 @@ fn acquire(coll: i32, mode: u32) {
     }
 }
 
-/// Before this transaction changes a collection's statistics (again: a lock it
+/// Before this transaction writes a collection's statistics (again: a lock it
 /// holds is granted at once).
 pub fn write(coll: i32) {
     acquire(coll, pg_sys::ShareLock);

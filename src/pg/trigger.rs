@@ -569,9 +569,12 @@ fn row_trigger<'a>(
         match cfg.action {
             Action::Mark => {}
             Action::Skip => {
+                // A model the writer named (model_column) leaves no score in
+                // dedup.rejected, as in the 23505 DETAIL below.
+                let score = if model.is_some() { None } else { checked.score };
                 as_owner(|| {
                     crate::pg::citus::nested(|| {
-                        reject(&cfg, new_tuple, desc, data, original, &checked)
+                        reject(&cfg, new_tuple, desc, data, original, &checked, score)
                     })
                 });
                 return Ok(None);
@@ -791,7 +794,8 @@ fn verdict_label(v: verdict) -> String {
 }
 
 /// Records a row that action `'skip'` keeps out of its table: the row as it was
-/// given (before the trigger set its dedup columns), as jsonb.
+/// given (before the trigger set its dedup columns), as jsonb, with its verdict
+/// and `score` (None for a model the writer named).
 fn reject(
     cfg: &TableConfig,
     tuple: pg_sys::HeapTuple,
@@ -799,6 +803,7 @@ fn reject(
     data: &pg_sys::TriggerData,
     original: &str,
     checked: &ingest::Checked,
+    score: Option<f64>,
 ) {
     // SAFETY: the relation's row type, and the tuple copied as a composite datum of
     // that type (in the current memory context).
@@ -832,7 +837,7 @@ fn reject(
                 row_json.into(),
                 original.into(),
                 checked.verdict.into(),
-                checked.score.into(),
+                score.into(),
             ],
         );
     });
