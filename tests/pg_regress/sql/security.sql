@@ -608,6 +608,41 @@ SELECT dedup.disable('sec_src');
 DROP TABLE sec_own, sec_src;
 DROP ROLE regress_dedup_tenant;
 
+-- candidates runs its lookups with the caller's rights but a pinned search_path:
+-- an = of the caller's for two regclass values (pg_catalog has none, so it would
+-- beat the oid one) is never called.
+CREATE SCHEMA regress_op;
+CREATE FUNCTION regress_op.eqrc(regclass, regclass) RETURNS bool LANGUAGE plpgsql
+    AS $$ BEGIN RAISE EXCEPTION 'regress_op.eqrc called'; END $$;
+CREATE OPERATOR regress_op.= (leftarg = regclass, rightarg = regclass, function = regress_op.eqrc);
+CREATE TABLE sec_cand (id int PRIMARY KEY, body text);
+SELECT dedup.enable('sec_cand', 'body');
+INSERT INTO sec_cand VALUES (1, 'Новый мост через реку открыли в Казани после трех лет строительства.');
+SET search_path = public, regress_op;
+SELECT count(*) AS candidates FROM dedup.candidates('sec_cand', (SELECT dedup_sig FROM sec_cand WHERE id = 1));
+RESET search_path;
+DROP SCHEMA regress_op CASCADE;
+-- A model a writer names per row leaves no score in dedup.rejected.
+ALTER TABLE sec_cand ADD COLUMN m text;
+SELECT dedup.disable('sec_cand');
+SELECT dedup.enable('sec_cand', 'body', action => 'skip', model_column => 'm');
+INSERT INTO sec_cand VALUES (2, 'Новый мост через реку открыли в Казани после трех лет строительства.', 'default');
+INSERT INTO sec_cand VALUES (3, 'Новый мост через реку открыли в Казани после трех лет строительства.', NULL);
+SELECT row_data->>'id' AS id, verdict, score IS NOT NULL AS has_score FROM dedup.rejected_rows ORDER BY 1;
+-- The internal bodies of enable, disable, set_time_window and recompute follow
+-- EXECUTE on them too; the candidate counters are not PUBLIC's.
+REVOKE EXECUTE ON FUNCTION dedup.disable(regclass) FROM PUBLIC;
+CREATE ROLE regress_dedup_owner2 LOGIN;
+ALTER TABLE sec_cand OWNER TO regress_dedup_owner2;
+SET ROLE regress_dedup_owner2;
+SELECT err($$SELECT dedup._unregister_table('sec_cand'::regclass::oid)$$);
+SELECT err($$SELECT * FROM dedup._candidate_counts()$$);
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION dedup.disable(regclass) TO PUBLIC;
+SELECT dedup.disable('sec_cand');
+DROP TABLE sec_cand;
+DROP ROLE regress_dedup_owner2;
+
 -- A database that is not UTF-8 is refused at CREATE EXTENSION.
 SELECT current_database() AS regress_db \gset
 CREATE DATABASE regress_dedup_latin1 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0;
