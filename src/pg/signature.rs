@@ -320,23 +320,17 @@ fn _candidates(
         "dedup.candidates(pg_catalog.regclass, dedup.signature, pg_catalog.int4)",
     );
     // Its queries run with the caller's rights, not its search_path.
-    crate::pg::guc_scope::pinned_path(|| candidates_of(tbl, sig, max))
+    TableIterator::new(crate::pg::guc_scope::pinned_path(|| {
+        candidates_of(tbl, sig, max)
+    }))
 }
 
-/// [`_candidates`]' body, with the search_path pinned.
+/// [`_candidates`]' rows, found with the search_path pinned.
 fn candidates_of(
     tbl: pg_sys::Oid,
     sig: SignatureDatum,
     max: i32,
-) -> TableIterator<
-    'static,
-    (
-        name!(ctid, pg_sys::ItemPointerData),
-        name!(key, Option<String>),
-        name!(shared_keys, i32),
-        name!(similarity, f64),
-    ),
-> {
+) -> Vec<(pg_sys::ItemPointerData, Option<String>, i32, f64)> {
     if max < 0 {
         raise(DedupError::invalid_parameter(format!(
             "max must not be negative, got {max}"
@@ -395,7 +389,7 @@ fn candidates_of(
         .as_ref()
         .map(|m| m.pairs().to_vec())
         .unwrap_or_default();
-    let rows = Spi::connect(|c| {
+    Spi::connect(|c| {
         // The key as text, a float key exactly.
         let t = crate::pg::guc_scope::with_settings(&settings, || {
             crate::pg::guc_scope::exact_floats(|| {
@@ -413,8 +407,7 @@ fn candidates_of(
                 ))
             })
             .collect::<Vec<_>>()
-    });
-    TableIterator::new(rows)
+    })
 }
 
 /// How far a collection's statistics moved since its last recompute: the documents
