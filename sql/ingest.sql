@@ -638,7 +638,7 @@ BEGIN
     IF col IS NOT NULL THEN
         RAISE EXCEPTION 'table % already has a column "%"', tbl, col
             USING ERRCODE = 'duplicate_column',
-                  HINT = 'dedup.enable adds dedup_doc, dedup_sig, duplicate_of and dedup_verdict: rename the table''s own column, or drop those a copy made with LIKE ... INCLUDING ALL brought along';
+                  HINT = 'dedup.enable adds dedup_doc, dedup_sig, duplicate_of and dedup_verdict: rename the table''s own column; dedup.disable removes those a copy made with LIKE ... INCLUDING ALL brought along, or that a table no longer enabled kept';
     END IF;
     PERFORM dedup._validate_window(published_at, time_window);
     -- No model: the built-in 'default'; 'threshold': the threshold rule (stored as NULL).
@@ -853,9 +853,29 @@ VOLATILE STRICT PARALLEL UNSAFE SET citus.enable_unsafe_triggers = on SET search
 DECLARE
     key_type text;
     part regclass;
+    trg name;
+    registered boolean;
+    leftovers boolean;
 BEGIN
     PERFORM dedup._require_owner(tbl);
-    IF NOT EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl) THEN
+    registered := EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl);
+    -- A table that is not enabled may still carry what enable added: after a
+    -- restore that lost its registration (the single COPY of enabled_tables
+    -- failed), a copy made with LIKE ... INCLUDING ALL, a partition detached from
+    -- an enabled table. Its rows go unchecked; disable removes them, so that
+    -- enable can start again. Never from a partition (its columns are its
+    -- parent's).
+    leftovers := NOT registered
+        AND NOT (SELECT c.relispartition FROM pg_catalog.pg_class c WHERE c.oid = tbl)
+        AND (EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                     WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped
+                       AND (a.attname, a.atttypid) IN (('dedup_doc', 'dedup.document'::regtype),
+                                                       ('dedup_sig', 'dedup.signature'::regtype),
+                                                       ('dedup_verdict', 'dedup.verdict'::regtype)))
+             OR EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_proc p ON p.oid = t.tgfoid
+                        WHERE t.tgrelid = tbl AND NOT t.tgisinternal AND t.tgname LIKE 'dedup\_%'
+                          AND p.pronamespace = 'dedup'::regnamespace));
+    IF NOT registered AND NOT leftovers THEN
         RAISE EXCEPTION 'table % is not enabled for deduplication', tbl
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
@@ -868,26 +888,57 @@ BEGIN
     -- table once nothing else reads it (as the extension's owner:
     -- src/pg/registration.rs): the column changes below fire
     -- dedup._partitions_changed, which must not find the table enabled.
-    key_type := dedup._unregister_table(tbl::oid);
-    EXECUTE format('DROP TRIGGER IF EXISTS dedup_trigger ON %s', tbl);
-    EXECUTE format('DROP TRIGGER IF EXISTS dedup_delete_trigger ON %s', tbl);
-    EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', tbl);
-    EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_start ON %s', tbl);
-    EXECUTE format('DROP TRIGGER IF EXISTS dedup_row_stored ON %s', tbl);
-    EXECUTE format('DROP TRIGGER IF EXISTS dedup_truncate_trigger ON %s', tbl);
-    FOR part IN SELECT t.relid FROM pg_catalog.pg_partition_tree(tbl) t WHERE t.relid <> tbl LOOP
-        EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_start ON %s', part);
-        EXECUTE format('DROP TRIGGER IF EXISTS dedup_statement_end ON %s', part);
-        EXECUTE format('DROP TRIGGER IF EXISTS dedup_truncate_trigger ON %s', part);
+    IF registered THEN
+        key_type := dedup._unregister_table(tbl::oid);
+    ELSE
+        RAISE NOTICE 'table % is not enabled: removing the columns and triggers dedup.enable had added', tbl;
+        -- The composite key type enable made for a key of several columns.
+        SELECT ty.oid::regtype::text INTO key_type
+        FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type ty ON ty.oid = a.atttypid
+             JOIN pg_catalog.pg_class k ON k.oid = ty.typrelid
+        WHERE a.attrelid = tbl AND a.attname = 'duplicate_of' AND NOT a.attisdropped
+          AND k.relkind = 'c' AND ty.typname LIKE '%\_dedup\_key%'
+          AND NOT EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.key_type = ty.oid)
+          AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute d
+                      WHERE d.attrelid = tbl AND d.attname = 'dedup_doc' AND NOT d.attisdropped
+                        AND d.atttypid = 'dedup.document'::regtype);
+    END IF;
+    -- pg_dedup's triggers on the table and its partitions (the row triggers'
+    -- clones on the partitions go with them).
+    FOR part, trg IN
+        SELECT t.tgrelid::regclass, t.tgname FROM pg_catalog.pg_trigger t
+               JOIN pg_catalog.pg_proc p ON p.oid = t.tgfoid
+        WHERE (t.tgrelid = tbl OR t.tgrelid IN (SELECT r.relid FROM pg_catalog.pg_partition_tree(tbl) r))
+          AND NOT t.tgisinternal AND t.tgparentid = 0 AND p.pronamespace = 'dedup'::regnamespace
+          AND t.tgname IN ('dedup_trigger', 'dedup_delete_trigger', 'dedup_statement_end',
+                           'dedup_statement_start', 'dedup_row_stored', 'dedup_truncate_trigger')
+          AND (t.tgrelid = tbl OR t.tgname IN ('dedup_statement_start', 'dedup_statement_end',
+                                               'dedup_truncate_trigger'))
+    LOOP
+        EXECUTE format('DROP TRIGGER %I ON %s', trg, part);
     END LOOP;
-    EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dedup_sig, DROP COLUMN IF EXISTS dedup_doc, '
-                   'DROP COLUMN IF EXISTS duplicate_of, DROP COLUMN IF EXISTS dedup_verdict', tbl);
+    IF registered OR EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                             WHERE a.attrelid = tbl AND a.attname = 'dedup_doc' AND NOT a.attisdropped
+                               AND a.atttypid = 'dedup.document'::regtype) THEN
+        EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dedup_sig, DROP COLUMN IF EXISTS dedup_doc, '
+                       'DROP COLUMN IF EXISTS duplicate_of, DROP COLUMN IF EXISTS dedup_verdict', tbl);
+    ELSE
+        -- Only the columns of pg_dedup's types: a duplicate_of of the table's own stays.
+        IF EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid = tbl AND a.attname = 'dedup_sig'
+                   AND NOT a.attisdropped AND a.atttypid = 'dedup.signature'::regtype) THEN
+            EXECUTE format('ALTER TABLE %s DROP COLUMN dedup_sig', tbl);
+        END IF;
+        IF EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid = tbl AND a.attname = 'dedup_verdict'
+                   AND NOT a.attisdropped AND a.atttypid = 'dedup.verdict'::regtype) THEN
+            EXECUTE format('ALTER TABLE %s DROP COLUMN dedup_verdict', tbl);
+        END IF;
+    END IF;
     IF key_type IS NOT NULL THEN
         PERFORM dedup._drop_key_type(key_type);
     END IF;
 END $$;
 COMMENT ON FUNCTION dedup.disable(regclass) IS
-    'Removes what dedup.enable added to tbl (trigger, index, columns) and a collection it created';
+    'Removes what dedup.enable added to tbl (trigger, index, columns) and a collection it created; also what it left on a table no longer enabled';
 
 -- DROP TABLE (or DROP SCHEMA ... CASCADE) of a registered table, or DROP COLUMN of
 -- a column a collection reads, takes its registration with it: otherwise

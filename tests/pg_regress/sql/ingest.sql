@@ -171,6 +171,38 @@ SELECT count(*) AS cr1_kept FROM dedup.collections WHERE name = 'cr1';
 DROP TABLE cr3;
 SELECT count(*) AS cr1_left FROM dedup.collections WHERE name = 'cr1';
 DROP TABLE cr1;
+-- What enable added, left on a table that is no longer enabled (a restore that
+-- lost the registration, a LIKE ... INCLUDING ALL copy): disable removes it, and
+-- enable starts again. A partition, or a table with none of it, is not enabled.
+CREATE TABLE lost (id int, d date, body text, PRIMARY KEY (id, d));
+SELECT dedup.enable('lost', 'body');
+INSERT INTO lost VALUES (1, '2024-01-01', 'Курс доллара на Московской бирже вырос до 92 рублей.');
+DELETE FROM dedup.collection_tables c WHERE c.tbl = 'lost'::regclass;
+DELETE FROM dedup.enabled_tables e WHERE e.tbl = 'lost'::regclass;
+SELECT dedup.disable('lost');
+SELECT count(*) AS left_columns FROM pg_attribute WHERE attrelid = 'lost'::regclass AND attnum > 0 AND NOT attisdropped AND attname IN ('dedup_doc', 'dedup_sig', 'duplicate_of', 'dedup_verdict');
+SELECT count(*) AS left_triggers FROM pg_trigger WHERE tgrelid = 'lost'::regclass AND NOT tgisinternal;
+SELECT count(*) AS key_type_left FROM pg_type WHERE typname = 'lost_dedup_key';
+SELECT dedup.enable('lost', 'body');
+INSERT INTO lost VALUES (2, '2024-01-02', 'Курс доллара на Московской бирже вырос до 92 рублей.') RETURNING duplicate_of, dedup_verdict;
+CREATE TABLE lost_copy (LIKE lost INCLUDING ALL);
+SELECT err($$SELECT dedup.enable('lost_copy', 'body')$$);
+SELECT dedup.disable('lost_copy');
+SELECT dedup.enable('lost_copy', 'body');
+SELECT dedup.disable('lost_copy');
+SELECT dedup.disable('lost');
+CREATE TABLE own_mark (id int PRIMARY KEY, body text, duplicate_of int);
+SELECT err($$SELECT dedup.disable('own_mark')$$);
+CREATE TABLE lost_parts (id int, body text, PRIMARY KEY (id)) PARTITION BY RANGE (id);
+CREATE TABLE lost_parts_1 PARTITION OF lost_parts FOR VALUES FROM (0) TO (100);
+SELECT dedup.enable('lost_parts', 'body');
+SELECT err($$SELECT dedup.disable('lost_parts_1')$$);
+DELETE FROM dedup.collection_tables c WHERE c.tbl = 'lost_parts'::regclass;
+DELETE FROM dedup.enabled_tables e WHERE e.tbl = 'lost_parts'::regclass;
+SELECT err($$SELECT dedup.disable('lost_parts_1')$$);
+SELECT dedup.disable('lost_parts');
+SELECT count(*) AS left_triggers FROM pg_trigger WHERE tgrelid IN ('lost_parts'::regclass, 'lost_parts_1'::regclass) AND NOT tgisinternal;
+DROP TABLE lost, lost_copy, own_mark, lost_parts;
 -- DROP SCHEMA ... CASCADE is a drop of each table; DROP EXTENSION is unharmed by the event trigger.
 CREATE SCHEMA feeds;
 CREATE TABLE feeds.wire (id int PRIMARY KEY, body text);
