@@ -78,7 +78,7 @@ COMMENT ON FUNCTION dedup._require_collection_owner(text) IS
 
 -- recompute: SQL wrappers give the public signatures their regclass/name types.
 CREATE FUNCTION dedup.recompute(collection text) RETURNS bigint
-    VOLATILE STRICT PARALLEL UNSAFE LANGUAGE sql
+    VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp LANGUAGE sql
     AS $$ SELECT dedup._recompute(collection, NULL, NULL) $$;
 COMMENT ON FUNCTION dedup.recompute(text) IS
     'Rebuilds a collection''s statistics from its registered tables and refreshes stored derived values; returns the rows processed';

@@ -42,7 +42,7 @@ COMMENT ON FUNCTION dedup.similarity(dedup.signature, dedup.signature) IS
 COMMENT ON FUNCTION dedup.staleness(text) IS
     'How far a collection''s statistics moved since its last recompute: documents added or removed since, over its documents now (0 = fresh)';
 COMMENT ON FUNCTION dedup.summary(dedup.document) IS
-    'A document''s sizes as jsonb: bytes, words, terms, numbers, sentences, paragraphs, images, links, source, time';
+    'A document''s sizes as jsonb: bytes, words, terms, numbers, sentences, paragraphs, images, links, source, published_at';
 COMMENT ON FUNCTION dedup.terms(dedup.document) IS
     'A document''s stemmed body terms with their frequencies';
 COMMENT ON FUNCTION dedup.to_document(text, text, timestamp with time zone, text, text) IS
@@ -75,7 +75,7 @@ COMMENT ON FUNCTION dedup._signature_out(dedup.signature) IS 'Output function of
 COMMENT ON FUNCTION dedup._signature_recv(internal) IS 'Binary input function of dedup.signature';
 COMMENT ON FUNCTION dedup._signature_send(dedup.signature) IS 'Binary output function of dedup.signature';
 COMMENT ON FUNCTION dedup._signature_match(dedup.signature, dedup.signature) IS
-    'The % operator: whether two signatures share enough keys (the collection''s min_shared_keys, or the similarity threshold of the longest scheme)';
+    'The % operator: whether two signatures share enough keys (the setting dedup.min_shared_keys, or dedup.similarity_threshold for the longest scheme; the trigger uses its collection''s)';
 COMMENT ON FUNCTION dedup._gin_extract_value(dedup.signature, internal, internal) IS 'GIN support: the keys of an indexed signature';
 COMMENT ON FUNCTION dedup._gin_extract_query(dedup.signature, internal, smallint, internal, internal, internal, internal) IS
     'GIN support: the keys of a queried signature';

@@ -153,12 +153,20 @@ COMMENT ON FUNCTION dedup._partition_command(pg_ddl_command) IS
 -- duplicate_of column.
 CREATE FUNCTION dedup._drop_key_type(key_type text) RETURNS void
 VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+DECLARE
+    t regtype;
 BEGIN
     -- A type that is gone prints as its bare OID (dropped with its schema, say).
     IF key_type ~ '^[0-9]+$' THEN
         RETURN;
     END IF;
-    EXECUTE format('DROP TYPE IF EXISTS %s', key_type);
+    -- Only a composite type, named by its own quoted name, never the text given.
+    t := pg_catalog.to_regtype(key_type);
+    IF t IS NULL OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_type ty JOIN pg_catalog.pg_class k ON k.oid = ty.typrelid
+                                WHERE ty.oid = t AND k.relkind = 'c') THEN
+        RETURN;
+    END IF;
+    EXECUTE format('DROP TYPE %s', t);
 EXCEPTION WHEN dependent_objects_still_exist THEN
     RAISE NOTICE 'type % is kept: a table that left the enabled one still has a duplicate_of of that type', key_type
         USING HINT = 'drop the type once no table uses it';
@@ -346,7 +354,7 @@ CREATE EVENT TRIGGER dedup_unsupported_ddl ON ddl_command_end
 CREATE FUNCTION dedup._qualified(tbl regclass) RETURNS text
 IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE sql AS $$ SELECT tbl::text $$;
 COMMENT ON FUNCTION dedup._qualified(regclass) IS
-    'The schema-qualified name of tbl, whatever the search_path';
+    'The schema-qualified name of tbl, whatever the search_path (internal; IMMUTABLE for Citus only while the table keeps its name: never index it)';
 
 -- Citus (docs/scale-out.md): whether tbl is a distributed table of a Citus
 -- cluster (false without Citus).
@@ -1371,3 +1379,17 @@ REVOKE EXECUTE ON FUNCTION dedup._recheck_partition(oid, text) FROM PUBLIC;
 -- resembles in a table it may not read: for the benchmarks' superuser.
 REVOKE EXECUTE ON FUNCTION dedup._candidate_counts() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION dedup._leaves_searched() FROM PUBLIC;
+
+-- What each event trigger is for (its function's comment says how).
+COMMENT ON EVENT TRIGGER dedup_partition_dropping IS
+    'pg_dedup: a partition of an enabled table that is dropped takes its documents out of the statistics first';
+COMMENT ON EVENT TRIGGER dedup_partitions_changed IS
+    'pg_dedup: partitions created, attached or detached under an enabled table are counted, checked or taken out';
+COMMENT ON EVENT TRIGGER dedup_unsupported_ddl IS
+    'pg_dedup: refuses inheritance children of an enabled table and FORCE ROW LEVEL SECURITY on one';
+COMMENT ON EVENT TRIGGER dedup_forget_dropped IS
+    'pg_dedup: a dropped enabled table (or a column a collection reads) takes its registration with it';
+COMMENT ON EVENT TRIGGER dedup_columns_renamed IS
+    'pg_dedup: follows renamed columns of an enabled table, refuses a renamed key column';
+COMMENT ON EVENT TRIGGER dedup_key_type_changed IS
+    'pg_dedup: keeps duplicate_of and the key type of an enabled table in step with its key';

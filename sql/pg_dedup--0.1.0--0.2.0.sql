@@ -205,7 +205,7 @@ AS 'MODULE_PATHNAME', '_recheck_partition_wrapper';
 CREATE  FUNCTION "_may_read_collection"(
 	"collection" TEXT /* & str */
 ) RETURNS bool /* bool */
-STRICT STABLE PARALLEL SAFE
+STRICT STABLE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_may_read_collection_wrapper';
 
@@ -256,6 +256,10 @@ AS 'MODULE_PATHNAME', '_leaves_searched_wrapper';
 -- that writes (CREATE TABLE AS) under a parallel plan with "cannot start commands
 -- during a parallel operation".
 ALTER FUNCTION dedup._candidates(oid, dedup.signature, integer) PARALLEL UNSAFE;
+-- It reads the models as the extension's owner (SPI): not in a parallel worker.
+ALTER FUNCTION dedup._validate_enable(text, text) PARALLEL UNSAFE;
+-- As enable, disable and the other recompute: whatever the caller's search_path.
+ALTER FUNCTION dedup.recompute(text) SET search_path = pg_catalog, pg_temp;
 ALTER FUNCTION dedup.candidates(regclass, dedup.signature, integer) PARALLEL UNSAFE;
 ALTER FUNCTION dedup._is_duplicate(oid, text, text, timestamptz, text) PARALLEL UNSAFE;
 ALTER FUNCTION dedup.is_duplicate(regclass, text, text, timestamptz, text) PARALLEL UNSAFE;
@@ -356,12 +360,20 @@ COMMENT ON FUNCTION dedup._partition_command(pg_ddl_command) IS
 -- duplicate_of column.
 CREATE FUNCTION dedup._drop_key_type(key_type text) RETURNS void
 VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+DECLARE
+    t regtype;
 BEGIN
     -- A type that is gone prints as its bare OID (dropped with its schema, say).
     IF key_type ~ '^[0-9]+$' THEN
         RETURN;
     END IF;
-    EXECUTE format('DROP TYPE IF EXISTS %s', key_type);
+    -- Only a composite type, named by its own quoted name, never the text given.
+    t := pg_catalog.to_regtype(key_type);
+    IF t IS NULL OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_type ty JOIN pg_catalog.pg_class k ON k.oid = ty.typrelid
+                                WHERE ty.oid = t AND k.relkind = 'c') THEN
+        RETURN;
+    END IF;
+    EXECUTE format('DROP TYPE %s', t);
 EXCEPTION WHEN dependent_objects_still_exist THEN
     RAISE NOTICE 'type % is kept: a table that left the enabled one still has a duplicate_of of that type', key_type
         USING HINT = 'drop the type once no table uses it';
@@ -549,7 +561,7 @@ CREATE EVENT TRIGGER dedup_unsupported_ddl ON ddl_command_end
 CREATE FUNCTION dedup._qualified(tbl regclass) RETURNS text
 IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE sql AS $$ SELECT tbl::text $$;
 COMMENT ON FUNCTION dedup._qualified(regclass) IS
-    'The schema-qualified name of tbl, whatever the search_path';
+    'The schema-qualified name of tbl, whatever the search_path (internal; IMMUTABLE for Citus only while the table keeps its name: never index it)';
 
 -- Citus (docs/scale-out.md): whether tbl is a distributed table of a Citus
 -- cluster (false without Citus).
@@ -1617,7 +1629,7 @@ COMMENT ON FUNCTION dedup.similarity(dedup.signature, dedup.signature) IS
 COMMENT ON FUNCTION dedup.staleness(text) IS
     'How far a collection''s statistics moved since its last recompute: documents added or removed since, over its documents now (0 = fresh)';
 COMMENT ON FUNCTION dedup.summary(dedup.document) IS
-    'A document''s sizes as jsonb: bytes, words, terms, numbers, sentences, paragraphs, images, links, source, time';
+    'A document''s sizes as jsonb: bytes, words, terms, numbers, sentences, paragraphs, images, links, source, published_at';
 COMMENT ON FUNCTION dedup.terms(dedup.document) IS
     'A document''s stemmed body terms with their frequencies';
 COMMENT ON FUNCTION dedup.to_document(text, text, timestamp with time zone, text, text) IS
@@ -1666,7 +1678,7 @@ COMMENT ON FUNCTION dedup._signature_out(dedup.signature) IS 'Output function of
 COMMENT ON FUNCTION dedup._signature_recv(internal) IS 'Binary input function of dedup.signature';
 COMMENT ON FUNCTION dedup._signature_send(dedup.signature) IS 'Binary output function of dedup.signature';
 COMMENT ON FUNCTION dedup._signature_match(dedup.signature, dedup.signature) IS
-    'The % operator: whether two signatures share enough keys (the collection''s min_shared_keys, or the similarity threshold of the longest scheme)';
+    'The % operator: whether two signatures share enough keys (the setting dedup.min_shared_keys, or dedup.similarity_threshold for the longest scheme; the trigger uses its collection''s)';
 COMMENT ON FUNCTION dedup._gin_extract_value(dedup.signature, internal, internal) IS 'GIN support: the keys of an indexed signature';
 COMMENT ON FUNCTION dedup._gin_extract_query(dedup.signature, internal, smallint, internal, internal, internal, internal) IS
     'GIN support: the keys of a queried signature';
@@ -1753,3 +1765,17 @@ BEGIN
             USING HINT = 'ALTER TABLE ... NO FORCE ROW LEVEL SECURITY (the policies still apply to every other role)';
     END LOOP;
 END $$;
+
+-- What each event trigger is for (its function's comment says how).
+COMMENT ON EVENT TRIGGER dedup_partition_dropping IS
+    'pg_dedup: a partition of an enabled table that is dropped takes its documents out of the statistics first';
+COMMENT ON EVENT TRIGGER dedup_partitions_changed IS
+    'pg_dedup: partitions created, attached or detached under an enabled table are counted, checked or taken out';
+COMMENT ON EVENT TRIGGER dedup_unsupported_ddl IS
+    'pg_dedup: refuses inheritance children of an enabled table and FORCE ROW LEVEL SECURITY on one';
+COMMENT ON EVENT TRIGGER dedup_forget_dropped IS
+    'pg_dedup: a dropped enabled table (or a column a collection reads) takes its registration with it';
+COMMENT ON EVENT TRIGGER dedup_columns_renamed IS
+    'pg_dedup: follows renamed columns of an enabled table, refuses a renamed key column';
+COMMENT ON EVENT TRIGGER dedup_key_type_changed IS
+    'pg_dedup: keeps duplicate_of and the key type of an enabled table in step with its key';

@@ -1336,7 +1336,7 @@ pub fn _find_original(
 }
 
 /// Validates `enable`'s model and action arguments before any DDL runs.
-#[pg_extern(stable, parallel_safe)]
+#[pg_extern(stable, parallel_unsafe)]
 pub fn _validate_enable(model: Option<&str>, action: Option<&str>) {
     if let Some(m) = model {
         as_owner(|| models::by_name(m));

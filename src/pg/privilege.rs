@@ -496,7 +496,7 @@ pub fn granting_collection_read<R>(collection: &str, f: impl FnOnce() -> R) -> R
 
 /// `dedup.status` lists the collections the caller may read
 /// ([`may_read_collection`]).
-#[pgrx::pg_extern(stable, strict, parallel_safe)]
+#[pgrx::pg_extern(stable, strict, parallel_unsafe)]
 fn _may_read_collection(collection: &str) -> bool {
     may_read_collection(collection)
 }

@@ -26,6 +26,14 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
+-- Helpers that read the extension's tables through SPI are PARALLEL UNSAFE: in a
+-- parallel plan they failed ("cannot start commands during a parallel operation").
+CREATE TABLE par_may AS SELECT dedup._may_read_collection(name) AS may FROM dedup.collections;
+SELECT bool_and(may) AS may_read FROM par_may;
+DROP TABLE par_may;
+CREATE TABLE par_valid AS SELECT a_id FROM par_pairs WHERE dedup._validate_enable('par_model', 'mark')::text = '';
+SELECT count(*) > 0 AS validated FROM par_valid;
+DROP TABLE par_valid;
 
 -- With parallel query forced on.
 SELECT a_id, b_id,

@@ -651,3 +651,6 @@ CREATE DATABASE regress_dedup_latin1 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE '
 CREATE EXTENSION pg_dedup;
 \c :regress_db
 DROP DATABASE regress_dedup_latin1;
+-- The key type's helper drops a composite type by its own name, never the text given.
+SELECT err($$SELECT dedup._drop_key_type('pg_temp.nonexist; CREATE TABLE public.injected()')$$);
+SELECT to_regclass('public.injected') AS injected;
