@@ -55,7 +55,7 @@ fn _count_partition(tbl: pg_sys::Oid, part: pg_sys::Oid, sign: i32) -> i64 {
 /// Before `DROP TABLE` of a partition of an enabled partitioned table (at any
 /// depth, or a partitioned partition with its own), its documents leave the
 /// statistics: after the drop nothing can read them. The event trigger
-/// `dedup_partition_dropping` (ON ddl_command_start WHEN TAG IN ('DROP TABLE'))
+/// `dedup_partition_dropping` (ON ddl_command_start WHEN TAG IN ('DROP TABLE', 'ALTER TABLE'))
 /// calls this with the statement. If the drop fails, the transaction's changes go
 /// with it.
 fn dropping(stmt: *mut pg_sys::DropStmt) {
@@ -108,11 +108,67 @@ fn dropping(stmt: *mut pg_sys::DropStmt) {
             .flatten()
         });
         let Some(root) = root else { continue };
+        // The statistics lock before the drop locks the partition (see
+        // [`detaching`]).
+        if let Some(cfg) = ingest::enabled_table(root) {
+            crate::pg::stats_lock::write(cfg.coll.id);
+        }
         for leaf in crate::pg::partitions::leaves(rel, None) {
             if counted.insert(leaf.rel) {
                 crate::pg::privilege::as_owner(|| _count_partition(root, leaf.rel, -1));
             }
         }
+    }
+}
+
+/// Before `ALTER TABLE … DETACH PARTITION` under an enabled partitioned table, the
+/// collection's statistics lock (share mode, as a committing writer takes it),
+/// before the command locks any table: its bookkeeping takes the partition's
+/// documents out of the statistics, written at commit under that lock, while it
+/// holds the partition. Taken only then, a recompute that held the lock and went
+/// on to read the partition closed a cycle with it (40P01 for one of them). Taken
+/// first, the detach waits for the recompute, or the recompute for the detach.
+/// Only for a table the caller owns (the command checks after this hook).
+fn detaching(stmt: *mut pg_sys::AlterTableStmt) {
+    if crate::pg::citus::internal_backend() {
+        return;
+    }
+    // SAFETY: an AlterTableStmt the event trigger was handed; its commands are
+    // AlterTableCmd nodes, and its relation is looked up without a lock (the
+    // command takes its own) and skipped when it does not exist.
+    let parent = unsafe {
+        if (*stmt).relation.is_null() || (*stmt).cmds.is_null() {
+            return;
+        }
+        let cmds = pgrx::PgList::<pg_sys::Node>::from_pg((*stmt).cmds);
+        let detaches = cmds.iter_ptr().any(|c| {
+            !c.is_null()
+                && (*c).type_ == pg_sys::NodeTag::T_AlterTableCmd
+                && matches!(
+                    (*c.cast::<pg_sys::AlterTableCmd>()).subtype,
+                    pg_sys::AlterTableType::AT_DetachPartition
+                        | pg_sys::AlterTableType::AT_DetachPartitionFinalize
+                )
+        });
+        if !detaches {
+            return;
+        }
+        pg_sys::RangeVarGetRelidExtended(
+            (*stmt).relation,
+            pg_sys::NoLock as pg_sys::LOCKMODE,
+            pg_sys::RVROption::RVR_MISSING_OK,
+            None,
+            std::ptr::null_mut(),
+        )
+    };
+    if parent == pg_sys::InvalidOid
+        || !crate::pg::privilege::owns(parent, crate::pg::privilege::caller())
+    {
+        return;
+    }
+    // The parent itself, or a partitioned partition of an enabled table.
+    if let Some(cfg) = ingest::enabled_table(parent) {
+        crate::pg::stats_lock::write(cfg.coll.id);
     }
 }
 
@@ -123,7 +179,8 @@ pub extern "C" fn pg_finfo_dedup_partition_dropping() -> &'static pg_sys::Pg_fin
     &V1
 }
 
-/// `dedup._partition_dropping()`, the event trigger function (see [`dropping`]).
+/// `dedup._partition_dropping()`, the event trigger function (see [`dropping`] and
+/// [`detaching`]).
 #[no_mangle]
 #[doc(hidden)]
 #[pg_guard]
@@ -139,6 +196,8 @@ pub unsafe extern "C-unwind" fn dedup_partition_dropping(
             let tree = (*data).parsetree;
             if !tree.is_null() && (*tree).type_ == pg_sys::NodeTag::T_DropStmt {
                 dropping(tree.cast::<pg_sys::DropStmt>());
+            } else if !tree.is_null() && (*tree).type_ == pg_sys::NodeTag::T_AlterTableStmt {
+                detaching(tree.cast::<pg_sys::AlterTableStmt>());
             }
         }
         pg_sys::Datum::from(0usize)
