@@ -399,25 +399,29 @@ fn candidate_edges(
                 let mut cur = c.open_cursor(sql.as_str(), &[]);
                 loop {
                     pgrx::check_for_interrupts!();
-                    let batch = cur.fetch(10_000).unwrap_or_else(|e| spi_err(e));
-                    if batch.is_empty() {
-                        break;
-                    }
-                    for r in batch {
-                        let (Some(ka), Some(kb)) = (
-                            r.get::<String>(1).ok().flatten(),
-                            r.get::<String>(2).ok().flatten(),
-                        ) else {
-                            continue;
-                        };
-                        let a = id(ka, &mut keys);
-                        let b = id(kb, &mut keys);
-                        // Each pair as (smaller key, larger key).
-                        if r.get::<bool>(3).ok().flatten().unwrap_or(true) {
-                            edges.push((a, b));
-                        } else {
-                            edges.push((b, a));
+                    let more = crate::pg::fetch_batch(&mut cur, 10_000, |batch| {
+                        let more = !batch.is_empty();
+                        for r in batch {
+                            let (Some(ka), Some(kb)) = (
+                                r.get::<String>(1).ok().flatten(),
+                                r.get::<String>(2).ok().flatten(),
+                            ) else {
+                                continue;
+                            };
+                            let a = id(ka, &mut keys);
+                            let b = id(kb, &mut keys);
+                            // Each pair as (smaller key, larger key).
+                            if r.get::<bool>(3).ok().flatten().unwrap_or(true) {
+                                edges.push((a, b));
+                            } else {
+                                edges.push((b, a));
+                            }
                         }
+                        more
+                    })
+                    .unwrap_or_else(|e| spi_err(e));
+                    if !more {
+                        break;
                     }
                 }
             })

@@ -30,14 +30,17 @@ fn _count_partition(tbl: pg_sys::Oid, part: pg_sys::Oid, sign: i32) -> i64 {
             let mut cur = c.open_cursor(sql.as_str(), &[]);
             loop {
                 pgrx::check_for_interrupts!();
-                let batch = cur.fetch(1000).unwrap_or_else(|e| spi_err(e));
-                if batch.is_empty() {
+                let docs = crate::pg::fetch_batch(&mut cur, 1000, |batch| {
+                    batch
+                        .into_iter()
+                        .filter_map(|r| r.get::<DocumentDatum>(1).ok().flatten())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_else(|e| spi_err(e));
+                if docs.is_empty() {
                     break;
                 }
-                for r in batch {
-                    let Some(d) = r.get::<DocumentDatum>(1).ok().flatten() else {
-                        continue;
-                    };
+                for d in docs {
                     let doc = d.decode();
                     if sign < 0 {
                         stats::remove(cfg.coll.id, &doc, None);

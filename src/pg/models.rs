@@ -541,10 +541,7 @@ fn each_labelled_pair(
         .unwrap_or_else(|e| crate::pg::query_refused(TRAIN_COLUMNS, e));
         loop {
             // A batch is copied out before `f` runs: `f` may run queries of its own.
-            let (fetched, batch) = {
-                let t = cursor
-                    .fetch(PAIRS_BATCH)
-                    .unwrap_or_else(|e| crate::pg::query_refused(TRAIN_COLUMNS, e));
+            let (fetched, batch) = crate::pg::fetch_batch(&mut cursor, PAIRS_BATCH, |t| {
                 if t.columns().is_ok_and(|n| n < 4) {
                     raise(DedupError::invalid_parameter(format!(
                         "pairs query must return {TRAIN_COLUMNS}"
@@ -573,7 +570,8 @@ fn each_labelled_pair(
                     }
                 }
                 (fetched, rows)
-            };
+            })
+            .unwrap_or_else(|e| crate::pg::query_refused(TRAIN_COLUMNS, e));
             if fetched == 0 {
                 break;
             }

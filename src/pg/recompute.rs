@@ -339,21 +339,27 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
                 let mut cur = c.open_cursor(sql.as_str(), &[]);
                 loop {
                     pgrx::check_for_interrupts!();
-                    let batch = cur.fetch(SIGN_BATCH).unwrap_or_else(|e| spi_err(e));
-                    if batch.is_empty() {
+                    let fetched = crate::pg::fetch_batch(&mut cur, SIGN_BATCH, |batch| {
+                        let mut ids: Vec<String> = Vec::with_capacity(batch.len());
+                        let mut docs: Vec<crate::document::Document> =
+                            Vec::with_capacity(batch.len());
+                        let n = batch.len();
+                        for r in batch {
+                            let (Some(id), Some(d)) = (
+                                r.get::<String>(1).ok().flatten(),
+                                r.get::<DocumentDatum>(2).ok().flatten(),
+                            ) else {
+                                continue;
+                            };
+                            ids.push(id);
+                            docs.push(d.decode());
+                        }
+                        (n, ids, docs)
+                    })
+                    .unwrap_or_else(|e| spi_err(e));
+                    let (n, ids, docs) = fetched;
+                    if n == 0 {
                         break;
-                    }
-                    let mut ids: Vec<String> = Vec::with_capacity(batch.len());
-                    let mut docs: Vec<crate::document::Document> = Vec::with_capacity(batch.len());
-                    for r in batch {
-                        let (Some(id), Some(d)) = (
-                            r.get::<String>(1).ok().flatten(),
-                            r.get::<DocumentDatum>(2).ok().flatten(),
-                        ) else {
-                            continue;
-                        };
-                        ids.push(id);
-                        docs.push(d.decode());
                     }
                     done += ids.len() as i64;
                     as_owner(|| {

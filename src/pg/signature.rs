@@ -462,69 +462,81 @@ fn filter_quality(
         name!(efficiency, f64),
     ),
 > {
-    let rows: Vec<(Document, Document, String, bool)> = Spi::connect(|c| {
-        const COLUMNS: &str =
-            "(a dedup.document, b dedup.document, collection text, label boolean)";
-        let t = c
-            .select(pairs, None, &[])
-            .unwrap_or_else(|e| crate::pg::query_refused(COLUMNS, e));
-        if t.columns().unwrap_or(0) < 4 {
-            raise(DedupError::invalid_parameter(format!(
-                "pairs query must return {COLUMNS}"
-            )));
-        }
-        t.into_iter()
-            .filter_map(|r| {
-                pgrx::check_for_interrupts!();
-                let a = r.get::<DocumentDatum>(1).unwrap_or_else(|e| {
-                    query_err(
-                        "(a dedup.document, b dedup.document, collection text, label boolean)",
-                        e,
-                    )
-                })?;
-                let b = r.get::<DocumentDatum>(2).unwrap_or_else(|e| {
-                    query_err(
-                        "(a dedup.document, b dedup.document, collection text, label boolean)",
-                        e,
-                    )
-                })?;
-                let coll = r.get::<String>(3).unwrap_or_else(|e| {
-                    query_err(
-                        "(a dedup.document, b dedup.document, collection text, label boolean)",
-                        e,
-                    )
-                })?;
-                let label = r.get::<bool>(4).ok().flatten().unwrap_or(false);
-                Some((a.decode(), b.decode(), coll, label))
-            })
-            .collect()
-    });
+    const COLUMNS: &str = "(a dedup.document, b dedup.document, collection text, label boolean)";
     let mut q = crate::metrics::FilterQuality::default();
     let mut loaded: Option<(Collection, SignatureOptions)> = None;
-    for (a, b, coll, label) in rows {
-        pgrx::check_for_interrupts!();
-        // Each row's collection is read as the extension's owner once the caller
-        // may read it (`privilege::reading_collection`); the pairs query ran with
-        // the caller's rights.
-        if loaded.as_ref().is_none_or(|(c, _)| c.name != coll) {
-            let (c, o) = privilege::reading_collection(&coll, "dedup.filter_quality", || {
-                let c = collections::load(&coll);
-                let o = options_of(&c);
-                (c, o)
-            });
-            loaded = Some((c, o));
+    Spi::connect(|c| {
+        // Through a cursor, a batch at a time (`pg::fetch_batch`): memory holds
+        // one batch, however many pairs the query returns. A query that is no
+        // SELECT cannot be a cursor: 42P11, raised as the usual 22023.
+        let mut cur = pgrx::PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
+            c.try_open_cursor(pairs, &[])
+        }))
+        .catch_when(PgSqlErrorCode::ERRCODE_INVALID_CURSOR_DEFINITION, |_| {
+            crate::pg::query_not_select(COLUMNS)
+        })
+        .execute()
+        .unwrap_or_else(|e| crate::pg::query_refused(COLUMNS, e));
+        loop {
+            pgrx::check_for_interrupts!();
+            let (fetched, rows) = crate::pg::fetch_batch(&mut cur, 256, |t| {
+                if t.columns().is_ok_and(|n| n < 4) {
+                    raise(DedupError::invalid_parameter(format!(
+                        "pairs query must return {COLUMNS}"
+                    )));
+                }
+                let fetched = t.len();
+                let rows: Vec<(DocumentDatum, DocumentDatum, String, bool)> = t
+                    .into_iter()
+                    .filter_map(|r| {
+                        pgrx::check_for_interrupts!();
+                        let a = r
+                            .get::<DocumentDatum>(1)
+                            .unwrap_or_else(|e| query_err(COLUMNS, e))?;
+                        let b = r
+                            .get::<DocumentDatum>(2)
+                            .unwrap_or_else(|e| query_err(COLUMNS, e))?;
+                        let coll = r
+                            .get::<String>(3)
+                            .unwrap_or_else(|e| query_err(COLUMNS, e))?;
+                        let label = r.get::<bool>(4).ok().flatten().unwrap_or(false);
+                        Some((a, b, coll, label))
+                    })
+                    .collect();
+                (fetched, rows)
+            })
+            .unwrap_or_else(|e| crate::pg::query_refused(COLUMNS, e));
+            if fetched == 0 {
+                break;
+            }
+            for (a, b, coll, label) in rows {
+                pgrx::check_for_interrupts!();
+                let (a, b) = (a.decode(), b.decode());
+                // Each row's collection is read as the extension's owner once the
+                // caller may read it (`privilege::reading_collection`); the pairs
+                // query ran with the caller's rights.
+                if loaded.as_ref().is_none_or(|(c, _)| c.name != coll) {
+                    let (c, o) =
+                        privilege::reading_collection(&coll, "dedup.filter_quality", || {
+                            let c = collections::load(&coll);
+                            let o = options_of(&c);
+                            (c, o)
+                        });
+                    loaded = Some((c, o));
+                }
+                let Some((c, o)) = loaded.as_ref() else {
+                    continue;
+                };
+                let (sa, sb) = privilege::reading_collection(&coll, "dedup.filter_quality", || {
+                    (signature_of(&a, c, o), signature_of(&b, c, o))
+                });
+                q.add(
+                    signature::is_candidate(&sa, &sb, min_shared(), gucs::similarity_threshold()),
+                    label,
+                );
+            }
         }
-        let Some((c, o)) = loaded.as_ref() else {
-            continue;
-        };
-        let (sa, sb) = privilege::reading_collection(&coll, "dedup.filter_quality", || {
-            (signature_of(&a, c, o), signature_of(&b, c, o))
-        });
-        q.add(
-            signature::is_candidate(&sa, &sb, min_shared(), gucs::similarity_threshold()),
-            label,
-        );
-    }
+    });
     TableIterator::once((
         q.total_pairs,
         q.passing,
