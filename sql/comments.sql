@@ -111,7 +111,7 @@ COMMENT ON FUNCTION dedup._published(anyelement) IS
 COMMENT ON FUNCTION dedup._table_document_left_out() IS
     'How many rows dedup._table_document analysed without their title or source (over its limit) since the last call, for enable''s WARNING';
 COMMENT ON FUNCTION dedup._marked_rows(oid) IS 'How many rows of an enabled table are marked (duplicate_of set), for dedup.status';
-COMMENT ON FUNCTION dedup._duplicates(integer) IS 'How many rows of a collection''s enabled tables are marked, for dedup.status';
+COMMENT ON FUNCTION dedup._duplicates(integer) IS 'How many rows of a collection''s enabled tables are marked, for dedup.status (NULL, with a WARNING, when an owner may not read its table)';
 COMMENT ON FUNCTION dedup._matrix_quality(oid, text) IS 'dedup.matrix_quality by table OID';
 COMMENT ON FUNCTION dedup._may_read_collection(text) IS
     'Whether the current role may read every table of a collection (SELECT, no row-level security), as the reading functions require';

@@ -1311,13 +1311,22 @@ STABLE STRICT SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 DECLARE
     t regclass;
     n bigint := 0;
+    unknown boolean := false;
 BEGIN
     FOR t IN SELECT e.tbl FROM dedup.enabled_tables e WHERE e.collection_id = _duplicates.collection_id
              AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = e.tbl) LOOP
-        -- As the table's owner (src/pg/analyst.rs).
-        n := n + dedup._marked_rows(t::oid);
+        -- As the table's owner (src/pg/analyst.rs). An owner who may not read its
+        -- own table (no USAGE on its schema) leaves this collection's count
+        -- unknown, not dedup.status failing for everyone.
+        BEGIN
+            n := n + dedup._marked_rows(t::oid);
+        EXCEPTION WHEN insufficient_privilege THEN
+            unknown := true;
+            RAISE WARNING 'duplicates of % not counted: %', t, SQLERRM
+                USING HINT = 'its owner needs USAGE on the table''s schema (and SELECT on the table)';
+        END;
     END LOOP;
-    RETURN n;
+    RETURN CASE WHEN unknown THEN NULL ELSE n END;
 END $$;
 
 -- Every role may look; it sees the collections whose tables it may read (or all,

@@ -237,13 +237,22 @@ STABLE STRICT SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 DECLARE
     t regclass;
     n bigint := 0;
+    unknown boolean := false;
 BEGIN
     FOR t IN SELECT e.tbl FROM dedup.enabled_tables e WHERE e.collection_id = _duplicates.collection_id
              AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = e.tbl) LOOP
-        -- As the table's owner (src/pg/analyst.rs).
-        n := n + dedup._marked_rows(t::oid);
+        -- As the table's owner (src/pg/analyst.rs). An owner who may not read its
+        -- own table (no USAGE on its schema) leaves this collection's count
+        -- unknown, not dedup.status failing for everyone.
+        BEGIN
+            n := n + dedup._marked_rows(t::oid);
+        EXCEPTION WHEN insufficient_privilege THEN
+            unknown := true;
+            RAISE WARNING 'duplicates of % not counted: %', t, SQLERRM
+                USING HINT = 'its owner needs USAGE on the table''s schema (and SELECT on the table)';
+        END;
     END LOOP;
-    RETURN n;
+    RETURN CASE WHEN unknown THEN NULL ELSE n END;
 END $$;
 
 CREATE  FUNCTION "_leaves_searched"() RETURNS bigint /* i64 */
@@ -1717,7 +1726,7 @@ COMMENT ON FUNCTION dedup._published(anyelement) IS
 COMMENT ON FUNCTION dedup._table_document_left_out() IS
     'How many rows dedup._table_document analysed without their title or source (over its limit) since the last call, for enable''s WARNING';
 COMMENT ON FUNCTION dedup._marked_rows(oid) IS 'How many rows of an enabled table are marked (duplicate_of set), for dedup.status';
-COMMENT ON FUNCTION dedup._duplicates(integer) IS 'How many rows of a collection''s enabled tables are marked, for dedup.status';
+COMMENT ON FUNCTION dedup._duplicates(integer) IS 'How many rows of a collection''s enabled tables are marked, for dedup.status (NULL, with a WARNING, when an owner may not read its table)';
 COMMENT ON FUNCTION dedup._matrix_quality(oid, text) IS 'dedup.matrix_quality by table OID';
 COMMENT ON FUNCTION dedup._may_read_collection(text) IS
     'Whether the current role may read every table of a collection (SELECT, no row-level security), as the reading functions require';

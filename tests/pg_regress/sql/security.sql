@@ -654,3 +654,16 @@ DROP DATABASE regress_dedup_latin1;
 -- The key type's helper drops a composite type by its own name, never the text given.
 SELECT err($$SELECT dedup._drop_key_type('pg_temp.nonexist; CREATE TABLE public.injected()')$$);
 SELECT to_regclass('public.injected') AS injected;
+-- An owner who may not read its own table (no USAGE on its schema) leaves its
+-- collection's duplicates unknown in dedup.status, not the view failing for all.
+CREATE ROLE sec_noschema;
+CREATE SCHEMA sec_hidden;
+CREATE TABLE sec_hidden.t (id int PRIMARY KEY, body text);
+SELECT dedup.enable('sec_hidden.t', 'body', collection => 'sec_hidden');
+ALTER TABLE sec_hidden.t OWNER TO sec_noschema;
+SELECT collection, documents, duplicates FROM dedup.status WHERE collection = 'sec_hidden';
+SELECT count(*) > 0 AS others_listed FROM dedup.status WHERE collection <> 'sec_hidden';
+ALTER TABLE sec_hidden.t OWNER TO CURRENT_USER;
+SELECT dedup.disable('sec_hidden.t');
+DROP SCHEMA sec_hidden CASCADE;
+DROP ROLE sec_noschema;
