@@ -1274,8 +1274,16 @@ pub fn _is_duplicate(
     as_owner(|| {
         let cfg = table_config(tbl);
         let Some(body) = body else { return false };
-        if cfg.coll.limits.body_over(body).is_some() {
-            return false;
+        // The trigger stores such a text unchecked (or refuses it): no answer
+        // either way is true.
+        if let Some(o) = cfg.coll.limits.body_over(body) {
+            raise(DedupError::TooLarge {
+                msg: format!(
+                    "text of {} bytes is over the max_document_bytes of collection \"{}\" ({}): it cannot be checked",
+                    o.bytes, cfg.coll.name, o.limit
+                ),
+                hint: Some("raise the collection's limit with dedup.set_collection_options".into()),
+            });
         }
         let (title, source) = side_fields(&cfg, title, source);
         let doc = analyze(&cfg, body, title, published_at, source);

@@ -63,6 +63,8 @@ SELECT collection, documents, duplicates, rejected, last_recompute IS NOT NULL A
 -- Over the collection's size limit: stored unchecked, with a WARNING.
 SELECT dedup.set_collection_options('news', '{"max_document_bytes": 1024}');
 INSERT INTO news (title, body) VALUES ('Длинный', repeat('длинный текст ', 100));
+-- is_duplicate cannot answer for such a text either way.
+SELECT err($$SELECT dedup.is_duplicate('news', repeat('длинный текст ', 100))$$);
 SELECT dedup.set_collection_options('news', '{"max_document_bytes": null}');
 SELECT * FROM dedup.collection_limits('news');
 SELECT err($$SELECT dedup.set_collection_options('news', '{"signature_scheme": "topwords"}')$$);
