@@ -244,15 +244,23 @@ fn get_u32(m: &Map<String, Value>, key: &str) -> Result<u32> {
         Some(v) => v
             .as_u64()
             .and_then(|x| u32::try_from(x).ok())
-            .ok_or_else(|| bad(format!("\"{key}\" must be a non-negative integer"))),
+            .ok_or_else(|| {
+                bad(format!(
+                    "\"{}\" must be a non-negative integer",
+                    crate::error::excerpt(key)
+                ))
+            }),
     }
 }
 
 fn parse_terms(v: Option<&Value>, key: &str) -> Result<Vec<TermFreq>> {
     let Some(v) = v else { return Ok(Vec::new()) };
-    let obj = v
-        .as_object()
-        .ok_or_else(|| bad(format!("\"{key}\" must be an object of term: count")))?;
+    let obj = v.as_object().ok_or_else(|| {
+        bad(format!(
+            "\"{}\" must be an object of term: count",
+            crate::error::excerpt(key)
+        ))
+    })?;
     let mut out: Vec<TermFreq> = Vec::with_capacity(obj.len());
     for (term, tf) in obj {
         let tf = tf
@@ -448,7 +456,9 @@ impl<'de> serde::de::Visitor<'de> for SegmentSeed<'_, '_> {
             return Err(self.of.fail(format!("{key}: \"h\" must be a hex string")));
         };
         let Ok(hash) = u64::from_str_radix(h, 16) else {
-            return Err(self.of.fail(format!("{key}: bad hash \"{h}\"")));
+            return Err(self
+                .of
+                .fail(format!("{key}: bad hash \"{}\"", crate::error::excerpt(h))));
         };
         let Some(terms) = t else {
             return Err(self.of.fail(format!("{key}: \"t\" must be an array")));
@@ -544,7 +554,7 @@ pub fn from_text(s: &str) -> Result<Document> {
         "trigrams",
     ];
     if let Some(k) = raw.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err(bad(format!("unknown key \"{k}\"")));
+        return Err(bad(format!("unknown key \"{}\"", crate::error::excerpt(k))));
     }
     let mut m = Map::new();
     for (k, v) in &raw {
@@ -560,9 +570,10 @@ pub fn from_text(s: &str) -> Result<Document> {
     }
     let published_at = match m.get("published_at") {
         None | Some(Value::Null) => None,
-        Some(Value::String(t)) => {
-            Some(parse_time(t).ok_or_else(|| bad(format!("bad published_at \"{t}\"")))?)
-        }
+        Some(Value::String(t)) => Some(
+            parse_time(t)
+                .ok_or_else(|| bad(format!("bad published_at \"{}\"", crate::error::excerpt(t))))?,
+        ),
         Some(Value::Number(n)) => Some(n.as_i64().ok_or_else(|| bad("bad published_at"))?),
         Some(_) => return Err(bad("\"published_at\" must be a timestamp string")),
     };

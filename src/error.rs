@@ -173,6 +173,16 @@ pub fn sqlstate_code(state: &str) -> i32 {
 
 pub type Result<T> = std::result::Result<T, DedupError>;
 
+/// A number for an error message: in exponent form when very large or small
+/// (`1e308`, not its 309 digits).
+pub fn number(x: f64) -> String {
+    if x.is_finite() && x != 0.0 && !(1e-4..1e6).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 /// At most 40 characters of `s`, for error messages that quote what they refuse
 /// (a name or a value may be megabytes long).
 pub fn excerpt(s: &str) -> String {

@@ -137,6 +137,21 @@ impl Limits {
 /// came from (a name, an address), and its authority is learnt per source.
 pub const MAX_SOURCE_BYTES: usize = 4096;
 
+/// The longest collection or model name, in bytes: names are keys of the
+/// extension's tables (a btree entry holds about 2,700 bytes at most).
+pub const MAX_NAME_BYTES: usize = 200;
+
+/// Refuses a collection or model name (`what`) longer than [`MAX_NAME_BYTES`].
+pub fn check_name(what: &str, name: &str) -> crate::error::Result<()> {
+    if name.len() > MAX_NAME_BYTES {
+        return Err(crate::error::DedupError::invalid_parameter(format!(
+            "{what} name is {} bytes, over the limit of {MAX_NAME_BYTES}",
+            name.len()
+        )));
+    }
+    Ok(())
+}
+
 /// A part of a text over its limit (see [`Limits::over`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Over {

@@ -156,7 +156,10 @@ impl Scheme {
             .into_iter()
             .find(|sc| t.eq_ignore_ascii_case(sc.as_str()))
             .ok_or_else(|| DedupError::InvalidParameter {
-                msg: format!("unrecognized signature scheme \"{s}\""),
+                msg: format!(
+                    "unrecognized signature scheme \"{}\"",
+                    crate::error::excerpt(s)
+                ),
                 hint: Some("valid schemes are \"imatch\", \"topwords\" and \"longest\"".into()),
             })
     }

@@ -90,7 +90,10 @@ const OPTION_KEYS: &str = "kernel, C, gamma, features, class_weights, folds, see
 
 fn bad_option(key: &str, why: impl std::fmt::Display) -> DedupError {
     DedupError::InvalidParameter {
-        msg: format!("invalid training option \"{key}\": {why}"),
+        msg: format!(
+            "invalid training option \"{}\": {why}",
+            crate::error::excerpt(key)
+        ),
         hint: None,
     }
 }
@@ -187,7 +190,7 @@ impl TrainOptions {
                 },
                 _ => {
                     return Err(DedupError::InvalidParameter {
-                        msg: format!("unknown training option \"{key}\""),
+                        msg: format!("unknown training option \"{}\"", crate::error::excerpt(key)),
                         hint: Some(format!("valid options are: {OPTION_KEYS}")),
                     })
                 }
@@ -245,13 +248,20 @@ fn parse_features(v: &serde_json::Value, n_features: usize, names: &[&str]) -> R
                 _ if names.is_empty() => {
                     return Err(bad_option(
                         "features",
-                        format!("expects indices here, got name \"{name}\""),
+                        format!(
+                            "expects indices here, got name \"{}\"",
+                            crate::error::excerpt(name)
+                        ),
                     ))
                 }
                 _ => {
                     return Err(bad_option(
                         "features",
-                        format!("unknown feature \"{name}\" (known: {})", names.join(", ")),
+                        format!(
+                            "unknown feature \"{}\" (known: {})",
+                            crate::error::excerpt(name),
+                            names.join(", ")
+                        ),
                     ))
                 }
             }
@@ -284,7 +294,10 @@ fn parse_class_weights(v: &serde_json::Value) -> Result<(f64, f64)> {
                     _ => {
                         return Err(bad_option(
                             KEY,
-                            format!("unknown key \"{k}\" (expected \"pos\" and \"neg\")"),
+                            format!(
+                                "unknown key \"{}\" (expected \"pos\" and \"neg\")",
+                                crate::error::excerpt(k)
+                            ),
                         ))
                     }
                 }
@@ -602,6 +615,11 @@ pub fn train_checked(
 /// cannot be interrupted: a stopped training's fit ends in the background.
 pub const MAX_PENALTY: f64 = 1e3;
 
+/// The largest RBF `gamma` a fit takes: the features are standardised, so past it
+/// every pair is its own neighbourhood and the model only recalls its training
+/// pairs.
+pub const MAX_GAMMA: f64 = 1e3;
+
 /// The smallest penalty a fit takes: below it nothing is learnt (every pair on
 /// the margin's one side), and subnormal weights would make the solver's sums
 /// meaningless.
@@ -614,12 +632,19 @@ fn check_numbers(opts: &TrainOptions) -> Result<()> {
             "C",
             format!(
                 "must be a positive number up to {MAX_PENALTY:e}, got {}",
-                opts.c
+                crate::error::number(opts.c)
             ),
         ));
     }
     if !ok(opts.class_weight_pos) || !ok(opts.class_weight_neg) {
-        return Err(bad_option("class_weights", "must be positive numbers"));
+        return Err(bad_option(
+            "class_weights",
+            format!(
+                "must be positive numbers, got pos {} and neg {}",
+                crate::error::number(opts.class_weight_pos),
+                crate::error::number(opts.class_weight_neg)
+            ),
+        ));
     }
     let penalty = |w: f64| opts.c * w;
     if !ok(penalty(opts.class_weight_pos))
@@ -633,10 +658,13 @@ fn check_numbers(opts: &TrainOptions) -> Result<()> {
         ));
     }
     if let Kernel::Rbf { gamma } = opts.kernel {
-        if !ok(gamma) || !ok(1.0 / gamma) {
+        if !ok(gamma) || !ok(1.0 / gamma) || gamma > MAX_GAMMA {
             return Err(bad_option(
                 "gamma",
-                format!("must be a positive number, got {gamma}"),
+                format!(
+                    "must be a positive number up to {MAX_GAMMA:e}, got {}",
+                    crate::error::number(gamma)
+                ),
             ));
         }
     }

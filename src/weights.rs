@@ -39,7 +39,10 @@ impl Weighting {
             Ok(Weighting::TfRidf)
         } else {
             Err(DedupError::InvalidParameter {
-                msg: format!("unrecognized weighting scheme \"{s}\""),
+                msg: format!(
+                    "unrecognized weighting scheme \"{}\"",
+                    crate::error::excerpt(s)
+                ),
                 hint: Some("valid schemes are \"bm25\" and \"tf_ridf\"".into()),
             })
         }
@@ -69,13 +72,16 @@ impl Params {
     pub fn new(weighting: Weighting, k1: f64, b: f64) -> Result<Params> {
         if !(k1.is_finite() && (0.0..=10.0).contains(&k1)) {
             return Err(DedupError::InvalidParameter {
-                msg: format!("k1 must be between 0 and 10, got {k1}"),
+                msg: format!(
+                    "k1 must be between 0 and 10, got {}",
+                    crate::error::number(k1)
+                ),
                 hint: Some("2.0 is the default, 1.2 the usual BM25 value".into()),
             });
         }
         if !(b.is_finite() && (0.0..=1.0).contains(&b)) {
             return Err(DedupError::InvalidParameter {
-                msg: format!("b must be between 0 and 1, got {b}"),
+                msg: format!("b must be between 0 and 1, got {}", crate::error::number(b)),
                 hint: Some("0.75 is the usual value".into()),
             });
         }

@@ -30,6 +30,7 @@ fn create_collection(
             "collection name must not be empty",
         ));
     }
+    crate::limits::check_name("collection", name).or_raise();
     require_configuration("dedup.collections", "INSERT", "dedup.create_collection");
     let lang = Lang::parse(lang).or_raise();
     let weighting = Weighting::parse(weighting).or_raise();
@@ -42,7 +43,7 @@ fn create_collection(
     let known = || crate::signature::KEYS.iter().chain(&crate::limits::KEYS);
     if let Some(k) = given.keys().find(|k| !known().any(|x| x == k)) {
         raise(DedupError::InvalidParameter {
-            msg: format!("unknown collection option \"{k}\""),
+            msg: format!("unknown collection option \"{}\"", crate::error::excerpt(k)),
             hint: Some(format!(
                 "the options are {}",
                 known().copied().collect::<Vec<_>>().join(", ")
@@ -116,7 +117,10 @@ fn set_collection_options(collection: &str, options: JsonArg) -> JsonB {
     for (k, v) in changes {
         if !crate::limits::KEYS.contains(&k.as_str()) {
             raise(DedupError::InvalidParameter {
-                msg: format!("option \"{k}\" cannot be changed on an existing collection"),
+                msg: format!(
+                    "option \"{}\" cannot be changed on an existing collection",
+                    crate::error::excerpt(&k)
+                ),
                 hint: Some(format!(
                     "the options that can are {}; signature options are set by dedup.create_collection",
                     crate::limits::KEYS.join(", ")

@@ -27,11 +27,19 @@ pub struct Collection {
 
 pub(crate) fn unknown_collection(name: &str) -> DedupError {
     DedupError::UndefinedObject {
-        msg: format!("collection \"{name}\" does not exist"),
-        hint: Some(format!(
-            "create it with dedup.create_collection('{}')",
-            name.replace('\'', "''")
-        )),
+        msg: format!(
+            "collection \"{}\" does not exist",
+            crate::error::excerpt(name)
+        ),
+        // The name in the hint only when it is shown whole.
+        hint: Some(if crate::error::excerpt(name) == name {
+            format!(
+                "create it with dedup.create_collection('{}')",
+                name.replace('\'', "''")
+            )
+        } else {
+            "create it with dedup.create_collection(name)".into()
+        }),
     }
 }
 

@@ -1356,7 +1356,7 @@ pub fn _validate_enable(model: Option<&str>, action: Option<&str>) {
         Some("mark" | "skip" | "error") => {}
         None => raise(DedupError::NullNotAllowed("action must not be null".into())),
         Some(other) => raise(DedupError::InvalidParameter {
-            msg: format!("unknown action \"{other}\""),
+            msg: format!("unknown action \"{}\"", crate::error::excerpt(other)),
             hint: Some("action is 'mark', 'skip' or 'error'".into()),
         }),
     }

@@ -280,6 +280,7 @@ fn require_storable_name(name: &str) {
             "model name must not be empty",
         ));
     }
+    crate::limits::check_name("model", name).or_raise();
     if name == THRESHOLD_RULE {
         raise(DedupError::InvalidParameter {
             msg: format!("model name \"{THRESHOLD_RULE}\" is reserved for the threshold rule"),

@@ -404,7 +404,10 @@ pub fn require_collection_owner(collection: &str) {
     }
     if tables.is_empty() && !writes_configuration() {
         raise(DedupError::InsufficientPrivilege {
-            msg: format!("permission denied for collection \"{collection}\""),
+            msg: format!(
+                "permission denied for collection \"{}\"",
+                crate::error::excerpt(collection)
+            ),
             hint: Some(
                 "a collection that reads no table is changed by a role with the configuration rights (README, Security)"
                     .into(),
@@ -506,7 +509,10 @@ fn _may_read_collection(collection: &str) -> bool {
 pub fn require_collection_read(collection: &str, what: &str) {
     if !may_read_collection(collection) {
         raise(DedupError::InsufficientPrivilege {
-            msg: format!("permission denied for collection \"{collection}\""),
+            msg: format!(
+                "permission denied for collection \"{}\"",
+                crate::error::excerpt(collection)
+            ),
             hint: Some(format!(
                 "{what} reads the collection's statistics: it needs SELECT on every table the collection reads, and no row-level security applying to the caller, or the configuration rights (README, Security)"
             )),

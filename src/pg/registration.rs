@@ -171,7 +171,7 @@ fn require_registration(
     require_table(tbl, false);
     if !matches!(action, "mark" | "skip" | "error") {
         raise(DedupError::InvalidParameter {
-            msg: format!("unknown action \"{action}\""),
+            msg: format!("unknown action \"{}\"", crate::error::excerpt(action)),
             hint: Some("action is 'mark', 'skip' or 'error'".into()),
         });
     }

@@ -60,7 +60,7 @@ impl Lang {
             "english" => Ok(Lang::English),
             "simple" => Ok(Lang::Simple),
             _ => Err(DedupError::InvalidParameter {
-                msg: format!("unknown language \"{s}\""),
+                msg: format!("unknown language \"{}\"", crate::error::excerpt(s)),
                 hint: Some("valid values are: auto, russian, english, simple".into()),
             }),
         }

@@ -157,3 +157,10 @@ SELECT err($$INSERT INTO hostile_trig VALUES (1)$$);
 DROP TRIGGER t4 ON hostile_trig;
 SELECT count(*) AS rows_kept FROM hostile_trig;
 DROP TABLE hostile_trig;
+-- Messages quote at most 40 characters of what they refuse, and numbers short;
+-- names of collections and models are at most 200 bytes.
+SELECT err($$SELECT dedup.collection_limits(repeat('c', 100000))$$);
+SELECT err($$SELECT dedup.tokens('x', repeat('l', 100000))$$);
+SELECT err($$SELECT dedup.create_collection(repeat('c', 201))$$);
+SELECT err($$SELECT dedup.create_collection('huge_k1', 'auto', 'bm25', 1e308, 0.75)$$);
+SELECT err($$SELECT dedup.train(repeat('m', 201), 'x', 'SELECT 1', '{}')$$);
