@@ -30,6 +30,9 @@ pub enum DedupError {
     /// handed over as arguments (see `pg::OrRaise::or_raise_stored`).
     #[error("{0}")]
     Corrupted(String),
+    /// 42P01 undefined_table: no relation has the OID given.
+    #[error("{0}")]
+    UndefinedTable(String),
     /// 42703 undefined_column: a configured or named column is gone.
     #[error("{msg}")]
     UndefinedColumn { msg: String, hint: Option<String> },
@@ -114,6 +117,7 @@ impl DedupError {
             DedupError::UndefinedObject { .. } => "42704",
             DedupError::InvalidBinary(_) => "22P03",
             DedupError::Corrupted(_) => "XX001",
+            DedupError::UndefinedTable(_) => "42P01",
             DedupError::UndefinedColumn { .. } => "42703",
             DedupError::DatatypeMismatch { .. } => "42804",
             DedupError::DuplicateObject { .. } => "42710",
@@ -205,6 +209,7 @@ mod tests {
             DedupError::corrupted("x"),
             DedupError::OutOfRange("x".into()),
             DedupError::NullNotAllowed("x".into()),
+            DedupError::UndefinedTable("x".into()),
             DedupError::Internal("x".into()),
         ];
         for e in all {

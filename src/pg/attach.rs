@@ -17,10 +17,7 @@ use pgrx::prelude::*;
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn _count_partition(tbl: pg_sys::Oid, part: pg_sys::Oid, sign: i32) -> i64 {
     let cfg = ingest::table_config(tbl);
-    let name = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[part.into()])
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let name = lookup::qualified_relation(part);
     let sql = format!("SELECT dedup_doc FROM {name} WHERE dedup_doc IS NOT NULL");
     let mut n = 0i64;
     // Read as the partition's owner: planning a query on it runs what its owner
@@ -291,10 +288,7 @@ pub unsafe extern "C-unwind" fn dedup_partition_command(
 /// `privilege::as_table_owner`). Not executable by PUBLIC. Returns the rows updated.
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn _recheck_partition(part: pg_sys::Oid, body_column: &str) -> i64 {
-    let name = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[part.into()])
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let name = lookup::qualified_relation(part);
     let sql = format!(
         "UPDATE {name} SET dedup_doc = NULL WHERE dedup_doc IS NULL AND dedup_verdict IS NULL AND {} IS NOT NULL",
         pgrx::spi::quote_identifier(body_column)

@@ -24,3 +24,21 @@ pub fn one_with_args<A: FromDatum + IntoDatum>(
 ) -> SpiResult<Option<A>> {
     Spi::connect(|c| c.select(query, Some(1), args)?.first().get_one())
 }
+
+/// `rel`'s schema-qualified, quoted name, to write into a statement's text
+/// whatever the search_path it runs under; 42P01 when no relation has that OID.
+pub fn qualified_relation(rel: pgrx::pg_sys::Oid) -> String {
+    let name = one_with_args::<String>(
+        "SELECT pg_catalog.format('%I.%I', n.nspname, c.relname) FROM pg_catalog.pg_class c \
+         JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1",
+        &[rel.into()],
+    )
+    .ok()
+    .flatten();
+    name.unwrap_or_else(|| {
+        crate::pg::raise(crate::error::DedupError::UndefinedTable(format!(
+            "relation with OID {} does not exist",
+            rel.to_u32()
+        )))
+    })
+}
