@@ -568,7 +568,9 @@ BEGIN
             USING ERRCODE = 'feature_not_supported', HINT = 'enable a table of your own';
     END IF;
     IF (SELECT c.relkind NOT IN ('r', 'p') OR c.relpersistence = 't' FROM pg_catalog.pg_class c WHERE c.oid = tbl) THEN
-        RAISE EXCEPTION '% is not a table that outlives the session', tbl
+        RAISE EXCEPTION '% is %', tbl,
+            CASE WHEN (SELECT c.relkind IN ('r', 'p') FROM pg_catalog.pg_class c WHERE c.oid = tbl)
+                 THEN 'a temporary table' ELSE 'not a table' END
             USING ERRCODE = 'wrong_object_type',
                   HINT = 'enable a table or a partitioned table, not a view or a temporary table';
     END IF;

@@ -75,10 +75,16 @@ pub fn require_table(tbl: pg_sys::Oid, temporary_too: bool) {
         });
     }
     if !ok {
+        let temporary = matches!(kind.as_deref(), Some("rt" | "pt"));
         raise(DedupError::WrongObjectType {
             msg: format!(
-                "{} is not a table that outlives the session",
-                table_name(tbl)
+                "{} is {}",
+                table_name(tbl),
+                if temporary {
+                    "a temporary table"
+                } else {
+                    "not a table"
+                }
             ),
             hint: Some(
                 "enable a table or a partitioned table, not a view or a temporary table".into(),
