@@ -239,6 +239,14 @@ DECLARE
     n bigint := 0;
     unknown boolean := false;
 BEGIN
+    -- dedup.status lists only the collections the caller may read; called
+    -- directly, this says so rather than count (the WARNING below is about the
+    -- tables' owners, not the caller).
+    IF NOT dedup._may_read_collection((SELECT c.name FROM dedup.collections c
+                                       WHERE c.id = _duplicates.collection_id)) THEN
+        RAISE EXCEPTION 'permission denied for collection %', _duplicates.collection_id
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
     FOR t IN SELECT e.tbl FROM dedup.enabled_tables e WHERE e.collection_id = _duplicates.collection_id
              AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = e.tbl) LOOP
         -- As the table's owner (src/pg/analyst.rs). An owner who may not read its
@@ -1085,6 +1093,7 @@ DECLARE
     trg name;
     registered boolean;
     leftovers boolean;
+    all_columns boolean;
 BEGIN
     PERFORM dedup._require_owner(tbl);
     registered := EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl);
@@ -1094,13 +1103,22 @@ BEGIN
     -- an enabled table. Its rows go unchecked; disable removes them, so that
     -- enable can start again. Never from a partition (its columns are its
     -- parent's).
-    leftovers := NOT registered
-        AND NOT (SELECT c.relispartition FROM pg_catalog.pg_class c WHERE c.oid = tbl)
-        AND (EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
-                     WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped
-                       AND (a.attname, a.atttypid) IN (('dedup_doc', 'dedup.document'::regtype),
+    -- What enable added is all four of its columns, of its types and the table's
+    -- own (not inherited), or its triggers: a table's own dedup_doc, or one that
+    -- dedup.recompute reads as a collection's documents, is the user's. Nor a
+    -- table with an enabled table in its partition tree.
+    all_columns := (SELECT count(*) = 4 FROM pg_catalog.pg_attribute a
+                    WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped AND a.attinhcount = 0
+                      AND ((a.attname, a.atttypid) IN (('dedup_doc', 'dedup.document'::regtype),
                                                        ('dedup_sig', 'dedup.signature'::regtype),
-                                                       ('dedup_verdict', 'dedup.verdict'::regtype)))
+                                                       ('dedup_verdict', 'dedup.verdict'::regtype))
+                           OR a.attname = 'duplicate_of'));
+    leftovers := NOT registered
+        AND (SELECT c.relkind IN ('r', 'p') AND NOT c.relispartition FROM pg_catalog.pg_class c WHERE c.oid = tbl)
+        AND NOT EXISTS (SELECT 1 FROM dedup.collection_tables ct WHERE ct.tbl = disable.tbl)
+        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_partition_tree(tbl) r
+                        JOIN dedup.enabled_tables e ON e.tbl = r.relid)
+        AND (all_columns
              OR EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_proc p ON p.oid = t.tgfoid
                         WHERE t.tgrelid = tbl AND NOT t.tgisinternal AND t.tgname LIKE 'dedup\_%'
                           AND p.pronamespace = 'dedup'::regnamespace));
@@ -1128,9 +1146,7 @@ BEGIN
         WHERE a.attrelid = tbl AND a.attname = 'duplicate_of' AND NOT a.attisdropped
           AND k.relkind = 'c' AND ty.typname LIKE '%\_dedup\_key%'
           AND NOT EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.key_type = ty.oid)
-          AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute d
-                      WHERE d.attrelid = tbl AND d.attname = 'dedup_doc' AND NOT d.attisdropped
-                        AND d.atttypid = 'dedup.document'::regtype);
+          AND all_columns AND pg_catalog.pg_has_role(ty.typowner, 'USAGE');
     END IF;
     -- pg_dedup's triggers on the table and its partitions (the row triggers'
     -- clones on the partitions go with them).
@@ -1146,21 +1162,10 @@ BEGIN
     LOOP
         EXECUTE format('DROP TRIGGER %I ON %s', trg, part);
     END LOOP;
-    IF registered OR EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
-                             WHERE a.attrelid = tbl AND a.attname = 'dedup_doc' AND NOT a.attisdropped
-                               AND a.atttypid = 'dedup.document'::regtype) THEN
+    -- A table no longer enabled loses the columns only when all four are enable's.
+    IF registered OR all_columns THEN
         EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dedup_sig, DROP COLUMN IF EXISTS dedup_doc, '
                        'DROP COLUMN IF EXISTS duplicate_of, DROP COLUMN IF EXISTS dedup_verdict', tbl);
-    ELSE
-        -- Only the columns of pg_dedup's types: a duplicate_of of the table's own stays.
-        IF EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid = tbl AND a.attname = 'dedup_sig'
-                   AND NOT a.attisdropped AND a.atttypid = 'dedup.signature'::regtype) THEN
-            EXECUTE format('ALTER TABLE %s DROP COLUMN dedup_sig', tbl);
-        END IF;
-        IF EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid = tbl AND a.attname = 'dedup_verdict'
-                   AND NOT a.attisdropped AND a.atttypid = 'dedup.verdict'::regtype) THEN
-            EXECUTE format('ALTER TABLE %s DROP COLUMN dedup_verdict', tbl);
-        END IF;
     END IF;
     IF key_type IS NOT NULL THEN
         PERFORM dedup._drop_key_type(key_type);

@@ -195,6 +195,19 @@ SELECT dedup.disable('lost_copy');
 SELECT dedup.disable('lost');
 CREATE TABLE own_mark (id int PRIMARY KEY, body text, duplicate_of int);
 SELECT err($$SELECT dedup.disable('own_mark')$$);
+-- A table's own columns of pg_dedup's types are its own: not enable's four, or
+-- read by dedup.recompute as a collection's documents.
+CREATE TABLE own_docs (id int PRIMARY KEY, body text, dedup_doc dedup.document, duplicate_of int, dedup_sig text);
+SELECT err($$SELECT dedup.disable('own_docs')$$);
+CREATE TABLE own_floor (id int PRIMARY KEY, body text, dedup_doc dedup.document, dedup_sig dedup.signature,
+                        duplicate_of int, dedup_verdict dedup.verdict);
+INSERT INTO own_floor VALUES (1, 'x', dedup.to_document('Курс доллара вырос до 92 рублей.'), NULL, NULL, NULL);
+SELECT dedup.create_collection('own_floor_docs');
+SELECT dedup.recompute('own_floor'::regclass, 'dedup_doc', 'own_floor_docs');
+SELECT err($$SELECT dedup.disable('own_floor')$$);
+SELECT count(*) AS own_columns_kept FROM pg_attribute WHERE attrelid IN ('own_docs'::regclass, 'own_floor'::regclass) AND attname IN ('dedup_doc', 'dedup_sig', 'duplicate_of', 'dedup_verdict') AND NOT attisdropped;
+DROP TABLE own_docs, own_floor;
+SELECT dedup.drop_collection('own_floor_docs');
 CREATE TABLE lost_parts (id int, body text, PRIMARY KEY (id)) PARTITION BY RANGE (id);
 CREATE TABLE lost_parts_1 PARTITION OF lost_parts FOR VALUES FROM (0) TO (100);
 SELECT dedup.enable('lost_parts', 'body');
