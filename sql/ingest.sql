@@ -288,11 +288,11 @@ END $$;
 CREATE FUNCTION dedup._partition_dropping() RETURNS event_trigger
     LANGUAGE c AS 'MODULE_PATHNAME', 'dedup_partition_dropping';
 COMMENT ON FUNCTION dedup._partition_dropping() IS
-    'Event trigger: before a partition of an enabled table is dropped, its documents leave the collection statistics; before one is detached, the collection''s statistics lock is taken';
--- ALTER TABLE too: a DETACH PARTITION takes the statistics lock before it locks
--- any table (src/pg/attach.rs).
+    'Event trigger: before a partition of an enabled table is dropped, its documents leave the collection statistics; before one is created, attached or detached, the collection''s statistics lock is taken';
+-- ALTER TABLE and CREATE TABLE too: partition DDL under an enabled table takes
+-- the statistics lock before it locks any table (src/pg/attach.rs).
 CREATE EVENT TRIGGER dedup_partition_dropping ON ddl_command_start
-    WHEN TAG IN ('DROP TABLE', 'ALTER TABLE') EXECUTE FUNCTION dedup._partition_dropping();
+    WHEN TAG IN ('DROP TABLE', 'ALTER TABLE', 'CREATE TABLE') EXECUTE FUNCTION dedup._partition_dropping();
 CREATE EVENT TRIGGER dedup_partitions_changed ON ddl_command_end
     WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION dedup._partitions_changed();
 
@@ -1400,7 +1400,7 @@ REVOKE EXECUTE ON FUNCTION dedup._leaves_searched() FROM PUBLIC;
 
 -- What each event trigger is for (its function's comment says how).
 COMMENT ON EVENT TRIGGER dedup_partition_dropping IS
-    'pg_dedup: a partition of an enabled table that is dropped takes its documents out of the statistics first; a detach takes the statistics lock first';
+    'pg_dedup: a partition of an enabled table that is dropped takes its documents out of the statistics first; partition DDL takes the statistics lock first';
 COMMENT ON EVENT TRIGGER dedup_partitions_changed IS
     'pg_dedup: partitions created, attached or detached under an enabled table are counted, checked or taken out';
 COMMENT ON EVENT TRIGGER dedup_unsupported_ddl IS

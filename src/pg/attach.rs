@@ -55,7 +55,7 @@ fn _count_partition(tbl: pg_sys::Oid, part: pg_sys::Oid, sign: i32) -> i64 {
 /// Before `DROP TABLE` of a partition of an enabled partitioned table (at any
 /// depth, or a partitioned partition with its own), its documents leave the
 /// statistics: after the drop nothing can read them. The event trigger
-/// `dedup_partition_dropping` (ON ddl_command_start WHEN TAG IN ('DROP TABLE', 'ALTER TABLE'))
+/// `dedup_partition_dropping` (ON ddl_command_start WHEN TAG IN ('DROP TABLE', 'ALTER TABLE', 'CREATE TABLE'))
 /// calls this with the statement. If the drop fails, the transaction's changes go
 /// with it.
 fn dropping(stmt: *mut pg_sys::DropStmt) {
@@ -97,8 +97,8 @@ fn dropping(stmt: *mut pg_sys::DropStmt) {
     // Each leaf once, however often the command names it or a table above it
     // (`DROP TABLE p1, p1`, or a sub-partition with its own leaf).
     let mut counted: std::collections::HashSet<pg_sys::Oid> = std::collections::HashSet::new();
-    for rel in rels.into_iter().filter(|&r| may_drop(r)) {
-        let root = crate::pg::privilege::as_owner(|| {
+    let enabled_root = |rel: pg_sys::Oid| {
+        crate::pg::privilege::as_owner(|| {
             lookup::one_with_args::<pg_sys::Oid>(
                 "SELECT e.tbl::oid FROM dedup.enabled_tables e \
                  WHERE e.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors($1) a) AND e.tbl <> $1::regclass",
@@ -106,13 +106,37 @@ fn dropping(stmt: *mut pg_sys::DropStmt) {
             )
             .ok()
             .flatten()
-        });
-        let Some(root) = root else { continue };
+        })
+    };
+    for rel in rels.into_iter().filter(|&r| may_drop(r)) {
+        let Some(root) = enabled_root(rel) else {
+            continue;
+        };
         // The statistics lock before the drop locks the partition (see
-        // [`detaching`]).
+        // [`partition_ddl`]).
         if let Some(cfg) = ingest::enabled_table(root) {
             crate::pg::stats_lock::write(cfg.coll.id);
         }
+        // Then its parent and the partition, in the order and mode DROP TABLE
+        // takes them, and the question again: a DETACH that committed while this
+        // waited has taken the documents out already (they were subtracted twice).
+        let parent = lookup::one_with_args::<pg_sys::Oid>(
+            "SELECT i.inhparent FROM pg_catalog.pg_inherits i WHERE i.inhrelid = $1",
+            &[rel.into()],
+        )
+        .ok()
+        .flatten();
+        // SAFETY: relations found above; a lock on one dropped meanwhile is taken
+        // on its OID and released at the end of the transaction.
+        unsafe {
+            if let Some(p) = parent {
+                pg_sys::LockRelationOid(p, pg_sys::AccessExclusiveLock as pg_sys::LOCKMODE);
+            }
+            pg_sys::LockRelationOid(rel, pg_sys::AccessExclusiveLock as pg_sys::LOCKMODE);
+        }
+        let Some(root) = enabled_root(rel) else {
+            continue;
+        };
         for leaf in crate::pg::partitions::leaves(rel, None) {
             if counted.insert(leaf.rel) {
                 crate::pg::privilege::as_owner(|| _count_partition(root, leaf.rel, -1));
@@ -121,40 +145,26 @@ fn dropping(stmt: *mut pg_sys::DropStmt) {
     }
 }
 
-/// Before `ALTER TABLE … DETACH PARTITION` under an enabled partitioned table, the
+/// Before DDL that adds or removes a partition under an enabled partitioned table
+/// (`ALTER TABLE … ATTACH / DETACH PARTITION`, `CREATE TABLE … PARTITION OF`), the
 /// collection's statistics lock (share mode, as a committing writer takes it),
-/// before the command locks any table: its bookkeeping takes the partition's
-/// documents out of the statistics, written at commit under that lock, while it
-/// holds the partition. Taken only then, a recompute that held the lock and went
-/// on to read the partition closed a cycle with it (40P01 for one of them). Taken
-/// first, the detach waits for the recompute, or the recompute for the detach.
-/// Only for a table the caller owns (the command checks after this hook).
-fn detaching(stmt: *mut pg_sys::AlterTableStmt) {
-    if crate::pg::citus::internal_backend() {
+/// before the command locks any table: the command holds the parent or the
+/// partition, which a recompute reads, while its bookkeeping (or a later write
+/// of its transaction) writes the statistics at commit under that lock. Taken
+/// only then, a recompute that held the lock and went on to read the table
+/// closed a cycle with it (40P01 for one of them). Taken first, the command waits
+/// for the recompute, or the recompute for the command. Only for a parent the
+/// caller owns (the command checks after this hook).
+fn partition_ddl(parent: *mut pg_sys::RangeVar) {
+    if crate::pg::citus::internal_backend() || parent.is_null() {
         return;
     }
-    // SAFETY: an AlterTableStmt the event trigger was handed; its commands are
-    // AlterTableCmd nodes, and its relation is looked up without a lock (the
-    // command takes its own) and skipped when it does not exist.
+    // SAFETY: a RangeVar of the statement the event trigger was handed, looked up
+    // without a lock (the command takes its own) and skipped when it does not
+    // exist.
     let parent = unsafe {
-        if (*stmt).relation.is_null() || (*stmt).cmds.is_null() {
-            return;
-        }
-        let cmds = pgrx::PgList::<pg_sys::Node>::from_pg((*stmt).cmds);
-        let detaches = cmds.iter_ptr().any(|c| {
-            !c.is_null()
-                && (*c).type_ == pg_sys::NodeTag::T_AlterTableCmd
-                && matches!(
-                    (*c.cast::<pg_sys::AlterTableCmd>()).subtype,
-                    pg_sys::AlterTableType::AT_DetachPartition
-                        | pg_sys::AlterTableType::AT_DetachPartitionFinalize
-                )
-        });
-        if !detaches {
-            return;
-        }
         pg_sys::RangeVarGetRelidExtended(
-            (*stmt).relation,
+            parent,
             pg_sys::NoLock as pg_sys::LOCKMODE,
             pg_sys::RVROption::RVR_MISSING_OK,
             None,
@@ -172,6 +182,56 @@ fn detaching(stmt: *mut pg_sys::AlterTableStmt) {
     }
 }
 
+/// The parent an `ALTER TABLE` attaches a partition to or detaches one from.
+///
+/// # Safety
+/// `stmt` must be an AlterTableStmt the event trigger machinery handed out.
+unsafe fn partition_parent_of_alter(stmt: *mut pg_sys::AlterTableStmt) -> *mut pg_sys::RangeVar {
+    // SAFETY: by the caller's contract; the node tags are checked before each cast.
+    unsafe {
+        if (*stmt).cmds.is_null() {
+            return std::ptr::null_mut();
+        }
+        let cmds = pgrx::PgList::<pg_sys::Node>::from_pg((*stmt).cmds);
+        let partitions = cmds.iter_ptr().any(|c| {
+            !c.is_null()
+                && (*c).type_ == pg_sys::NodeTag::T_AlterTableCmd
+                && matches!(
+                    (*c.cast::<pg_sys::AlterTableCmd>()).subtype,
+                    pg_sys::AlterTableType::AT_AttachPartition
+                        | pg_sys::AlterTableType::AT_DetachPartition
+                        | pg_sys::AlterTableType::AT_DetachPartitionFinalize
+                )
+        });
+        if partitions {
+            (*stmt).relation
+        } else {
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// The parent a `CREATE TABLE … PARTITION OF` creates a partition of.
+///
+/// # Safety
+/// `stmt` must be a CreateStmt the event trigger machinery handed out.
+unsafe fn partition_parent_of_create(stmt: *mut pg_sys::CreateStmt) -> *mut pg_sys::RangeVar {
+    // SAFETY: by the caller's contract; a partition's inhRelations is its parent.
+    unsafe {
+        if (*stmt).partbound.is_null() || (*stmt).inhRelations.is_null() {
+            return std::ptr::null_mut();
+        }
+        let parents = pgrx::PgList::<pg_sys::Node>::from_pg((*stmt).inhRelations);
+        let first = parents.iter_ptr().next();
+        match first {
+            Some(n) if !n.is_null() && (*n).type_ == pg_sys::NodeTag::T_RangeVar => {
+                n.cast::<pg_sys::RangeVar>()
+            }
+            _ => std::ptr::null_mut(),
+        }
+    }
+}
+
 #[no_mangle]
 #[doc(hidden)]
 pub extern "C" fn pg_finfo_dedup_partition_dropping() -> &'static pg_sys::Pg_finfo_record {
@@ -180,7 +240,7 @@ pub extern "C" fn pg_finfo_dedup_partition_dropping() -> &'static pg_sys::Pg_fin
 }
 
 /// `dedup._partition_dropping()`, the event trigger function (see [`dropping`] and
-/// [`detaching`]).
+/// [`partition_ddl`]).
 #[no_mangle]
 #[doc(hidden)]
 #[pg_guard]
@@ -197,7 +257,13 @@ pub unsafe extern "C-unwind" fn dedup_partition_dropping(
             if !tree.is_null() && (*tree).type_ == pg_sys::NodeTag::T_DropStmt {
                 dropping(tree.cast::<pg_sys::DropStmt>());
             } else if !tree.is_null() && (*tree).type_ == pg_sys::NodeTag::T_AlterTableStmt {
-                detaching(tree.cast::<pg_sys::AlterTableStmt>());
+                partition_ddl(partition_parent_of_alter(
+                    tree.cast::<pg_sys::AlterTableStmt>(),
+                ));
+            } else if !tree.is_null() && (*tree).type_ == pg_sys::NodeTag::T_CreateStmt {
+                partition_ddl(partition_parent_of_create(
+                    tree.cast::<pg_sys::CreateStmt>(),
+                ));
             }
         }
         pg_sys::Datum::from(0usize)

@@ -19,10 +19,11 @@
 //! their commit's write to its end: not while their transaction runs, which would
 //! make a recompute wait for every open transaction (a prepared one for ever) and
 //! close cycles with the signature-key locks and with TRUNCATE (an audit saw
-//! both). A `PREPARE TRANSACTION` takes none. `DROP TABLE` and `ALTER TABLE …
-//! DETACH PARTITION` of a partition of an enabled table take it (share) before
-//! they lock any table (`pg::attach`): their bookkeeping writes statistics while
-//! they hold the partition a recompute reads. Transaction-scoped, an advisory
+//! both). A `PREPARE TRANSACTION` takes none. Partition DDL under an enabled
+//! table (`CREATE TABLE … PARTITION OF`, `ATTACH` / `DETACH PARTITION`) and `DROP
+//! TABLE` of a partition take it (share) before they lock any table
+//! (`pg::attach`): they write statistics at commit while they hold a table a
+//! recompute reads. Transaction-scoped, an advisory
 //! lock tag in a namespace of its own (`objsubid` 3566 in `pg_locks`, `classid`
 //! the collection id). On Citus a shard's trigger takes it on its worker and a
 //! recompute on the coordinator, so there it orders nothing.
