@@ -1104,15 +1104,22 @@ BEGIN
     -- enable can start again. Never from a partition (its columns are its
     -- parent's).
     -- What enable added is all four of its columns, of its types and the table's
-    -- own (not inherited), or its triggers: a table's own dedup_doc, or one that
-    -- dedup.recompute reads as a collection's documents, is the user's. Nor a
-    -- table with an enabled table in its partition tree.
+    -- own (not inherited), with the GIN index on dedup_sig (a copy made with
+    -- CREATE TABLE AS has the columns and no index: its own data), or its
+    -- triggers: a table's own dedup_doc, or one that dedup.recompute reads as a
+    -- collection's documents, is the user's. Nor a table with an enabled table in
+    -- its partition tree.
     all_columns := (SELECT count(*) = 4 FROM pg_catalog.pg_attribute a
                     WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped AND a.attinhcount = 0
                       AND ((a.attname, a.atttypid) IN (('dedup_doc', 'dedup.document'::regtype),
                                                        ('dedup_sig', 'dedup.signature'::regtype),
                                                        ('dedup_verdict', 'dedup.verdict'::regtype))
-                           OR a.attname = 'duplicate_of'));
+                           OR a.attname = 'duplicate_of'))
+        AND EXISTS (SELECT 1 FROM pg_catalog.pg_index i
+                    JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
+                    JOIN pg_catalog.pg_am am ON am.oid = ic.relam
+                    JOIN pg_catalog.pg_attribute s ON s.attrelid = i.indrelid AND s.attnum = i.indkey[0]
+                    WHERE i.indrelid = tbl AND am.amname = 'gin' AND s.attname = 'dedup_sig');
     leftovers := NOT registered
         AND (SELECT c.relkind IN ('r', 'p') AND NOT c.relispartition FROM pg_catalog.pg_class c WHERE c.oid = tbl)
         AND NOT EXISTS (SELECT 1 FROM dedup.collection_tables ct WHERE ct.tbl = disable.tbl)

@@ -52,6 +52,50 @@ fn _count_partition(tbl: pg_sys::Oid, part: pg_sys::Oid, sign: i32) -> i64 {
     n
 }
 
+/// The relation a name in a DDL statement names, looked up without a lock and
+/// without raising: None when it does not exist, or when PostgreSQL would refuse
+/// the name itself (a schema the caller may not use, another database). The
+/// hooks here act only on statements PostgreSQL will run, and leave every error
+/// to it, in its order.
+fn quiet_relid(rv: *mut pg_sys::RangeVar) -> Option<pg_sys::Oid> {
+    if rv.is_null() {
+        return None;
+    }
+    // SAFETY: a RangeVar of the statement being run; catalog lookups that do not
+    // raise (missing_ok), then the lookup itself, which raises only for what was
+    // checked here.
+    unsafe {
+        if !(*rv).catalogname.is_null() {
+            let here = pg_sys::get_database_name(pg_sys::MyDatabaseId);
+            if here.is_null()
+                || std::ffi::CStr::from_ptr((*rv).catalogname) != std::ffi::CStr::from_ptr(here)
+            {
+                return None;
+            }
+        }
+        if !(*rv).schemaname.is_null() && std::ffi::CStr::from_ptr((*rv).schemaname) != c"pg_temp" {
+            let nsp = pg_sys::get_namespace_oid((*rv).schemaname, true);
+            if nsp == pg_sys::InvalidOid
+                || pg_sys::pg_namespace_aclcheck(
+                    nsp,
+                    crate::pg::privilege::caller(),
+                    pg_sys::ACL_USAGE as pg_sys::AclMode,
+                ) != pg_sys::AclResult::ACLCHECK_OK
+            {
+                return None;
+            }
+        }
+        let oid = pg_sys::RangeVarGetRelidExtended(
+            rv,
+            pg_sys::NoLock as pg_sys::LOCKMODE,
+            pg_sys::RVROption::RVR_MISSING_OK,
+            None,
+            std::ptr::null_mut(),
+        );
+        (oid != pg_sys::InvalidOid).then_some(oid)
+    }
+}
+
 /// Before `DROP TABLE` of a partition of an enabled partitioned table (at any
 /// depth, or a partitioned partition with its own), its documents leave the
 /// statistics: after the drop nothing can read them. The event trigger
@@ -64,36 +108,35 @@ fn dropping(stmt: *mut pg_sys::DropStmt) {
     }
     // SAFETY: a DropStmt the event trigger was handed; its objects are lists of
     // String nodes naming relations, looked up without a lock (the drop that
-    // follows takes its own) and skipped when they do not exist.
-    let rels: Vec<pg_sys::Oid> = unsafe {
+    // follows takes its own).
+    let (names, missing_ok): (Vec<Option<pg_sys::Oid>>, bool) = unsafe {
         if (*stmt).removeType != pg_sys::ObjectType::OBJECT_TABLE || (*stmt).objects.is_null() {
             return;
         }
         let objects = pgrx::PgList::<pg_sys::List>::from_pg((*stmt).objects);
-        objects
+        let names = objects
             .iter_ptr()
-            .filter_map(|names| {
-                let rv = pg_sys::makeRangeVarFromNameList(names);
-                let oid = pg_sys::RangeVarGetRelidExtended(
-                    rv,
-                    pg_sys::NoLock as pg_sys::LOCKMODE,
-                    pg_sys::RVROption::RVR_MISSING_OK,
-                    None,
-                    std::ptr::null_mut(),
-                );
-                (oid != pg_sys::InvalidOid).then_some(oid)
-            })
-            .collect()
+            .map(|names| quiet_relid(pg_sys::makeRangeVarFromNameList(names)))
+            .collect();
+        (names, (*stmt).missing_ok)
     };
-    // Only what the caller may drop (its owner, or its schema's: PostgreSQL
-    // checks after this hook), so that a refused DROP costs nothing (it would read
-    // the partition).
+    // A DROP that PostgreSQL will refuse (a name it cannot find without IF
+    // EXISTS, one it refuses, a table the caller may not drop: its owner's or
+    // its schema's) does nothing here, waits on nothing, and fails as it would
+    // without the extension.
+    if !missing_ok && names.iter().any(Option::is_none) {
+        return;
+    }
+    let rels: Vec<pg_sys::Oid> = names.into_iter().flatten().collect();
     let me = crate::pg::privilege::caller();
     let may_drop = |r: pg_sys::Oid| {
-        // SAFETY: catalog lookups of a relation found above.
+        // SAFETY: catalog lookups of a relation found above, before any wait.
         crate::pg::privilege::owns(r, me)
             || unsafe { pg_sys::pg_namespace_ownercheck(pg_sys::get_rel_namespace(r), me) }
     };
+    if !rels.iter().all(|&r| may_drop(r)) {
+        return;
+    }
     // Each leaf once, however often the command names it or a table above it
     // (`DROP TABLE p1, p1`, or a sub-partition with its own leaf).
     let mut counted: std::collections::HashSet<pg_sys::Oid> = std::collections::HashSet::new();
@@ -108,7 +151,7 @@ fn dropping(stmt: *mut pg_sys::DropStmt) {
             .flatten()
         })
     };
-    for rel in rels.into_iter().filter(|&r| may_drop(r)) {
+    for rel in rels {
         let Some(root) = enabled_root(rel) else {
             continue;
         };
@@ -156,24 +199,13 @@ fn dropping(stmt: *mut pg_sys::DropStmt) {
 /// for the recompute, or the recompute for the command. Only for a parent the
 /// caller owns (the command checks after this hook).
 fn partition_ddl(parent: *mut pg_sys::RangeVar) {
-    if crate::pg::citus::internal_backend() || parent.is_null() {
+    if crate::pg::citus::internal_backend() {
         return;
     }
-    // SAFETY: a RangeVar of the statement the event trigger was handed, looked up
-    // without a lock (the command takes its own) and skipped when it does not
-    // exist.
-    let parent = unsafe {
-        pg_sys::RangeVarGetRelidExtended(
-            parent,
-            pg_sys::NoLock as pg_sys::LOCKMODE,
-            pg_sys::RVROption::RVR_MISSING_OK,
-            None,
-            std::ptr::null_mut(),
-        )
+    let Some(parent) = quiet_relid(parent) else {
+        return;
     };
-    if parent == pg_sys::InvalidOid
-        || !crate::pg::privilege::owns(parent, crate::pg::privilege::caller())
-    {
+    if !crate::pg::privilege::owns(parent, crate::pg::privilege::caller()) {
         return;
     }
     // The parent itself, or a partitioned partition of an enabled table.

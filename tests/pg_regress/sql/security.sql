@@ -667,3 +667,17 @@ ALTER TABLE sec_hidden.t OWNER TO CURRENT_USER;
 SELECT dedup.disable('sec_hidden.t');
 DROP SCHEMA sec_hidden CASCADE;
 DROP ROLE sec_noschema;
+-- The DDL hooks leave PostgreSQL's errors to it, in its order: a name it cannot
+-- find comes before a schema the caller may not use.
+CREATE ROLE sec_ddl;
+CREATE SCHEMA sec_priv;
+CREATE TABLE sec_priv.t (id int PRIMARY KEY, body text) PARTITION BY RANGE (id);
+CREATE TABLE sec_priv.t1 PARTITION OF sec_priv.t FOR VALUES FROM (0) TO (10);
+SELECT dedup.enable('sec_priv.t', 'body', collection => 'sec_priv_t');
+SET ROLE sec_ddl;
+SELECT err($$DROP TABLE sec_nosuch, sec_priv.t1$$);
+SELECT err($$CREATE TABLE sec_priv_t2 PARTITION OF sec_priv.t FOR VALUES FROM (10) TO (20)$$);
+RESET ROLE;
+SELECT dedup.disable('sec_priv.t');
+DROP SCHEMA sec_priv CASCADE;
+DROP ROLE sec_ddl;
