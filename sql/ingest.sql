@@ -288,11 +288,12 @@ END $$;
 CREATE FUNCTION dedup._partition_dropping() RETURNS event_trigger
     LANGUAGE c AS 'MODULE_PATHNAME', 'dedup_partition_dropping';
 COMMENT ON FUNCTION dedup._partition_dropping() IS
-    'Event trigger: before a partition of an enabled table is dropped, its documents leave the collection statistics; before one is created, attached or detached, the collection''s statistics lock is taken';
+    'Event trigger: before a partition of an enabled table is dropped (DROP TABLE, DROP SCHEMA ... CASCADE, DROP OWNED), its documents leave the collection statistics; before one is created, attached or detached, the collection''s statistics lock is taken';
 -- ALTER TABLE and CREATE TABLE too: partition DDL under an enabled table takes
 -- the statistics lock before it locks any table (src/pg/attach.rs).
 CREATE EVENT TRIGGER dedup_partition_dropping ON ddl_command_start
-    WHEN TAG IN ('DROP TABLE', 'ALTER TABLE', 'CREATE TABLE') EXECUTE FUNCTION dedup._partition_dropping();
+    WHEN TAG IN ('DROP TABLE', 'ALTER TABLE', 'CREATE TABLE', 'DROP SCHEMA', 'DROP OWNED')
+    EXECUTE FUNCTION dedup._partition_dropping();
 CREATE EVENT TRIGGER dedup_partitions_changed ON ddl_command_end
     WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE') EXECUTE FUNCTION dedup._partitions_changed();
 

@@ -264,6 +264,103 @@ unsafe fn partition_parent_of_create(stmt: *mut pg_sys::CreateStmt) -> *mut pg_s
     }
 }
 
+/// Before `DROP SCHEMA … CASCADE` or `DROP OWNED BY`, which drop partitions of an
+/// enabled table without naming them (the statistics kept their documents): the
+/// leaf partitions that go while their enabled table stays (one of its schemas,
+/// or its owners, is not among those dropped) leave the statistics, as a `DROP
+/// TABLE` of each does. `cond` is an SQL condition on `pg_class` alias `x`, true
+/// for a relation the command drops, over `$1` (an `oid[]`).
+fn dropping_implicitly(cond: &str, ids: Vec<pg_sys::Oid>) {
+    if crate::pg::citus::internal_backend() || ids.is_empty() {
+        return;
+    }
+    let on = |alias: &str| cond.replace("x.", &format!("{alias}."));
+    let sql = format!(
+        "SELECT c.oid, r.tbl::oid FROM pg_catalog.pg_class c \
+         JOIN LATERAL (SELECT e.tbl FROM dedup.enabled_tables e \
+                       WHERE e.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(c.oid) a) \
+                         AND e.tbl <> c.oid::regclass) r ON true \
+         JOIN pg_catalog.pg_class rc ON rc.oid = r.tbl \
+         WHERE c.relispartition AND c.relkind = 'r' AND NOT ({root}) \
+           AND EXISTS (SELECT 1 FROM pg_catalog.pg_partition_ancestors(c.oid) a \
+                       JOIN pg_catalog.pg_class ac ON ac.oid = a.relid WHERE {anc})",
+        root = on("rc"),
+        anc = on("ac"),
+    );
+    let leaves: Vec<(pg_sys::Oid, pg_sys::Oid)> = crate::pg::privilege::as_owner(|| {
+        Spi::connect(|c| {
+            c.select(&sql, None, &[ids.into()])
+                .unwrap_or_else(|e| spi_err(e))
+                .filter_map(|r| {
+                    Some((
+                        r.get::<pg_sys::Oid>(1).ok().flatten()?,
+                        r.get::<pg_sys::Oid>(2).ok().flatten()?,
+                    ))
+                })
+                .collect()
+        })
+    });
+    for (leaf, root) in leaves {
+        if let Some(cfg) = ingest::enabled_table(root) {
+            crate::pg::stats_lock::write(cfg.coll.id);
+        }
+        crate::pg::privilege::as_owner(|| _count_partition(root, leaf, -1));
+    }
+}
+
+/// `DROP SCHEMA … CASCADE` of schemas the caller owns (see
+/// [`dropping_implicitly`]); any other does nothing here.
+fn dropping_schemas(stmt: *mut pg_sys::DropStmt) {
+    let me = crate::pg::privilege::caller();
+    // SAFETY: a DropStmt of schemas: its objects are String nodes; the lookups do
+    // not raise.
+    let ids: Option<Vec<pg_sys::Oid>> = unsafe {
+        if (*stmt).behavior != pg_sys::DropBehavior::DROP_CASCADE || (*stmt).objects.is_null() {
+            return;
+        }
+        let objects = pgrx::PgList::<pg_sys::Node>::from_pg((*stmt).objects);
+        objects
+            .iter_ptr()
+            .map(|n| {
+                if n.is_null() || (*n).type_ != pg_sys::NodeTag::T_String {
+                    return None;
+                }
+                let name = (*n.cast::<pg_sys::String>()).sval;
+                let nsp = pg_sys::get_namespace_oid(name, true);
+                (nsp != pg_sys::InvalidOid && pg_sys::pg_namespace_ownercheck(nsp, me))
+                    .then_some(nsp)
+            })
+            .collect()
+    };
+    if let Some(ids) = ids {
+        dropping_implicitly("x.relnamespace = ANY($1)", ids);
+    }
+}
+
+/// `DROP OWNED BY` roles the caller has the privileges of (see
+/// [`dropping_implicitly`]); any other does nothing here.
+fn dropping_owned(stmt: *mut pg_sys::DropOwnedStmt) {
+    let me = crate::pg::privilege::caller();
+    // SAFETY: a DropOwnedStmt: its roles are RoleSpec nodes; the lookups do not
+    // raise (missing_ok).
+    let ids: Option<Vec<pg_sys::Oid>> = unsafe {
+        if (*stmt).roles.is_null() {
+            return;
+        }
+        let roles = pgrx::PgList::<pg_sys::RoleSpec>::from_pg((*stmt).roles);
+        roles
+            .iter_ptr()
+            .map(|r| {
+                let role = pg_sys::get_rolespec_oid(r, true);
+                (role != pg_sys::InvalidOid && pg_sys::has_privs_of_role(me, role)).then_some(role)
+            })
+            .collect()
+    };
+    if let Some(ids) = ids {
+        dropping_implicitly("x.relowner = ANY($1)", ids);
+    }
+}
+
 #[no_mangle]
 #[doc(hidden)]
 pub extern "C" fn pg_finfo_dedup_partition_dropping() -> &'static pg_sys::Pg_finfo_record {
@@ -287,7 +384,14 @@ pub unsafe extern "C-unwind" fn dedup_partition_dropping(
             let data = ctx.cast::<pg_sys::EventTriggerData>();
             let tree = (*data).parsetree;
             if !tree.is_null() && (*tree).type_ == pg_sys::NodeTag::T_DropStmt {
-                dropping(tree.cast::<pg_sys::DropStmt>());
+                let stmt = tree.cast::<pg_sys::DropStmt>();
+                if (*stmt).removeType == pg_sys::ObjectType::OBJECT_SCHEMA {
+                    dropping_schemas(stmt);
+                } else {
+                    dropping(stmt);
+                }
+            } else if !tree.is_null() && (*tree).type_ == pg_sys::NodeTag::T_DropOwnedStmt {
+                dropping_owned(tree.cast::<pg_sys::DropOwnedStmt>());
             } else if !tree.is_null() && (*tree).type_ == pg_sys::NodeTag::T_AlterTableStmt {
                 partition_ddl(partition_parent_of_alter(
                     tree.cast::<pg_sys::AlterTableStmt>(),

@@ -436,3 +436,23 @@ SELECT format_type(atttypid, atttypmod) AS key_type, octet_length(format_type(at
 FROM pg_attribute WHERE attrelid = '"новости_региональные_архив_2024"'::regclass AND attname = 'duplicate_of';
 SELECT dedup.disable('"новости_региональные_архив_2024"');
 DROP TABLE "новости_региональные_архив_2024";
+-- Partitions dropped without being named (DROP SCHEMA ... CASCADE, DROP OWNED BY)
+-- leave the statistics as a DROP TABLE of each does.
+CREATE TABLE imp (id int PRIMARY KEY, body text) PARTITION BY RANGE (id);
+CREATE TABLE imp_1 PARTITION OF imp FOR VALUES FROM (0) TO (100);
+CREATE SCHEMA imp_side;
+CREATE TABLE imp_side.imp_2 PARTITION OF imp FOR VALUES FROM (100) TO (200);
+CREATE ROLE imp_owner;
+CREATE TABLE imp_3 PARTITION OF imp FOR VALUES FROM (200) TO (300);
+ALTER TABLE imp_3 OWNER TO imp_owner;
+SELECT dedup.enable('imp', 'body');
+INSERT INTO imp SELECT i, 'Новость номер ' || i || ' о строительстве моста через реку в городе ' || (i * 7) FROM generate_series(1, 299) i;
+SELECT dedup.flush_stats('imp') >= 0 AS flushed;
+DROP SCHEMA imp_side CASCADE;
+DROP OWNED BY imp_owner;
+SELECT dedup.flush_stats('imp') >= 0 AS flushed;
+SELECT (SELECT documents FROM dedup.status WHERE collection = 'imp') AS counted,
+       (SELECT count(*) FROM imp WHERE dedup_doc IS NOT NULL) AS rows_left;
+SELECT dedup.disable('imp');
+DROP TABLE imp;
+DROP ROLE imp_owner;
