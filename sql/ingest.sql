@@ -199,7 +199,8 @@ BEGIN
     -- partitioned table's constraints after its statistics and before its
     -- partitions' dumped statement triggers, which must find them unchanged.
     IF to_regclass('dedup.enabled_tables') IS NULL
-       OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%'
+       OR (pg_catalog.current_setting('application_name') LIKE 'citus\_internal%'
+           AND pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL)
        OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_event_trigger_ddl_commands() c
                       WHERE dedup._partition_command(c.command) IS NOT NULL)
        OR NOT EXISTS (
@@ -310,7 +311,8 @@ DECLARE
     parent regclass;
 BEGIN
     IF to_regclass('dedup.enabled_tables') IS NULL
-       OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' THEN
+       OR (pg_catalog.current_setting('application_name') LIKE 'citus\_internal%'
+           AND pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL) THEN
         RETURN;
     END IF;
     SELECT i.inhrelid::pg_catalog.regclass, i.inhparent::pg_catalog.regclass INTO child, parent
@@ -975,7 +977,8 @@ BEGIN
     -- DROP EXTENSION drops the registry with everything else; what a Citus
     -- coordinator drops on a worker (shards) is never registered there.
     IF to_regclass('dedup.enabled_tables') IS NULL OR to_regclass('dedup.collection_tables') IS NULL
-       OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' THEN
+       OR (pg_catalog.current_setting('application_name') LIKE 'citus\_internal%'
+           AND pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL) THEN
         RETURN;
     END IF;
     FOR gone IN
@@ -1083,7 +1086,8 @@ DECLARE
     gone name[];
 BEGIN
     IF to_regclass('dedup.enabled_tables') IS NULL
-       OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' THEN
+       OR (pg_catalog.current_setting('application_name') LIKE 'citus\_internal%'
+           AND pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL) THEN
         RETURN;
     END IF;
     FOR cmd IN SELECT d.objid, d.objsubid FROM pg_catalog.pg_event_trigger_ddl_commands() d
@@ -1144,7 +1148,8 @@ DECLARE
     key_names text[];
 BEGIN
     IF to_regclass('dedup.enabled_tables') IS NULL
-       OR pg_catalog.current_setting('application_name') LIKE 'citus\_internal%' THEN
+       OR (pg_catalog.current_setting('application_name') LIKE 'citus\_internal%'
+           AND pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL) THEN
         RETURN;
     END IF;
     -- The composite key type (ALTER TYPE): its fields stay the key's columns, in

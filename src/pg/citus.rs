@@ -30,8 +30,12 @@ pub fn present() -> bool {
 /// Whether this backend serves a Citus coordinator or worker (its connections name
 /// themselves `citus_internal …`): the DDL it runs creates and drops shards, never
 /// a table pg_dedup has registered, and its queries on the extension's reference
-/// tables outside a trigger are refused.
+/// tables outside a trigger are refused. Only where Citus is installed: elsewhere
+/// any role could name its session so and switch the DDL bookkeeping off.
 pub fn internal_backend() -> bool {
+    if !present() {
+        return false;
+    }
     // SAFETY: reads a string setting that always exists.
     let name = unsafe { pg_sys::GetConfigOption(c"application_name".as_ptr(), true, false) };
     if name.is_null() {

@@ -681,3 +681,11 @@ RESET ROLE;
 SELECT dedup.disable('sec_priv.t');
 DROP SCHEMA sec_priv CASCADE;
 DROP ROLE sec_ddl;
+-- Without Citus, naming a session citus_internal turns no bookkeeping off: a
+-- DROP TABLE so named still takes the table's registration along.
+CREATE TABLE sec_citus_name (id int PRIMARY KEY, body text);
+SELECT dedup.enable('sec_citus_name', 'body');
+SET application_name = 'citus_internal gpid=1';
+DROP TABLE sec_citus_name;
+RESET application_name;
+SELECT count(*) AS registrations_left FROM dedup.enabled_tables e WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = e.tbl);
