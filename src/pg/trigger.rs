@@ -33,20 +33,27 @@ struct Col {
 /// The trigger's tuple, with its descriptor.
 struct Row {
     tuple: pg_sys::HeapTuple,
-    desc: pg_sys::TupleDesc,
+    /// The relation the tuple belongs to, open while the trigger fires; its
+    /// descriptor is read at each use (see `row_trigger`).
+    rel: pg_sys::Relation,
 }
 
 impl Row {
+    fn desc(&self) -> pg_sys::TupleDesc {
+        // SAFETY: the trigger's relation, open while it fires.
+        unsafe { (*self.rel).rd_att }
+    }
+
     /// A column by name; None when the table has no such (live) column.
     fn col(&self, name: &str) -> Option<Col> {
         let c = CString::new(name).ok()?;
         // SAFETY: `desc` is the trigger relation's descriptor.
-        let attno = unsafe { pg_sys::SPI_fnumber(self.desc, c.as_ptr()) };
+        let attno = unsafe { pg_sys::SPI_fnumber(self.desc(), c.as_ptr()) };
         if attno <= 0 {
             return None;
         }
         // SAFETY: attno is within the descriptor (SPI_fnumber found it).
-        let att = unsafe { &*(*self.desc).attrs.as_ptr().add(attno as usize - 1) };
+        let att = unsafe { &*(*self.desc()).attrs.as_ptr().add(attno as usize - 1) };
         Some(Col {
             attno,
             typid: att.atttypid,
@@ -57,7 +64,7 @@ impl Row {
     fn datum(&self, col: Col) -> Option<pg_sys::Datum> {
         let mut isnull = false;
         // SAFETY: the tuple matches the descriptor; attno is a live column.
-        let d = unsafe { pg_sys::heap_getattr(self.tuple, col.attno, self.desc, &mut isnull) };
+        let d = unsafe { pg_sys::heap_getattr(self.tuple, col.attno, self.desc(), &mut isnull) };
         (!isnull).then_some(d)
     }
 
@@ -329,10 +336,15 @@ fn row_trigger<'a>(
             hint: Some("dedup.enable installs it; do not create triggers on it by hand".into()),
         });
     }
-    let desc = {
-        // SAFETY: a row trigger always has its relation.
-        unsafe { (*data.tg_relation).rd_att }
-    };
+    // The relation's descriptor is read where it is used, never kept across the
+    // lookups and statistics reads below: an invalidation they take in (another
+    // session's ALTER TABLE of the parent, a DETACH … CONCURRENTLY) can rebuild
+    // the relation's cache entry and free the descriptor it had (an audit crashed
+    // a backend with a kept one: SIGSEGV in heap_modify_tuple_by_cols). The
+    // relation itself stays open, and its rows' layout cannot change meanwhile.
+    let rel = data.tg_relation;
+    // SAFETY: a row trigger always has its relation, open while it fires.
+    let desc = || unsafe { (*rel).rd_att };
     let is_update = matches!(trigger.op(), Ok(pgrx::PgTriggerOperation::Update));
     let new_tuple = if is_update {
         data.tg_newtuple
@@ -342,7 +354,7 @@ fn row_trigger<'a>(
     // SAFETY: `new_tuple` is the trigger's new row, described by the relation's
     // descriptor; the returned PgHeapTuple hands it back to the executor.
     let unchanged = || unsafe {
-        PgHeapTuple::from_heap_tuple(pgrx::PgTupleDesc::from_pg_unchecked(desc), new_tuple)
+        PgHeapTuple::from_heap_tuple(pgrx::PgTupleDesc::from_pg_unchecked(desc()), new_tuple)
     };
     let Ok(tbl) = trigger.relid() else {
         return Ok(Some(unchanged()));
@@ -358,7 +370,7 @@ fn row_trigger<'a>(
     let root = cfg.tbl;
     let row = Row {
         tuple: new_tuple,
-        desc,
+        rel,
     };
     // An insert needs its key only as the second half of a move, and only an
     // UPDATE statement of a partitioned table has moves to match.
@@ -391,7 +403,7 @@ fn row_trigger<'a>(
         row_key(
             &Row {
                 tuple: data.tg_trigtuple,
-                desc,
+                rel,
             },
             &cfg,
         )
@@ -413,7 +425,7 @@ fn row_trigger<'a>(
             let at = unsafe { statement::tid_of(&(*data.tg_trigtuple).t_self) };
             let old = Row {
                 tuple: data.tg_trigtuple,
-                desc,
+                rel,
             };
             let doc_id = old.datum(doc_col).and_then(|d| {
                 // SAFETY: a non-null dedup.document datum.
@@ -452,7 +464,7 @@ fn row_trigger<'a>(
     if is_update {
         let old = Row {
             tuple: data.tg_trigtuple,
-            desc,
+            rel,
         };
         let old_doc = old.datum(doc_col).and_then(|d| {
             // SAFETY: a non-null dedup.document datum.
@@ -495,7 +507,7 @@ fn row_trigger<'a>(
                 return Ok(Some(with_old_marks(
                     new_tuple,
                     data.tg_trigtuple,
-                    desc,
+                    desc(),
                     &row,
                     &cfg,
                     doc_col,
@@ -574,7 +586,7 @@ fn row_trigger<'a>(
                 let score = if model.is_some() { None } else { checked.score };
                 as_owner(|| {
                     crate::pg::citus::nested(|| {
-                        reject(&cfg, new_tuple, desc, data, original, &checked, score)
+                        reject(&cfg, new_tuple, desc(), data, original, &checked, score)
                     })
                 });
                 return Ok(None);
@@ -650,7 +662,7 @@ fn row_trigger<'a>(
     let modified = unsafe {
         pg_sys::heap_modify_tuple_by_cols(
             new_tuple,
-            desc,
+            desc(),
             cols.len() as i32,
             cols.as_mut_ptr(),
             datums.as_mut_ptr(),
@@ -660,7 +672,7 @@ fn row_trigger<'a>(
     statement::row_returned(root, false);
     // SAFETY: as above.
     Ok(Some(unsafe {
-        PgHeapTuple::from_heap_tuple(pgrx::PgTupleDesc::from_pg_unchecked(desc), modified)
+        PgHeapTuple::from_heap_tuple(pgrx::PgTupleDesc::from_pg_unchecked(desc()), modified)
     }))
 }
 
@@ -674,7 +686,10 @@ fn with_old_marks<'a>(
     cfg: &TableConfig,
     doc_col: Col,
 ) -> PgHeapTuple<'a, AllocatedByPostgres> {
-    let old_row = Row { tuple: old, desc };
+    let old_row = Row {
+        tuple: old,
+        rel: row.rel,
+    };
     let mut cols = [
         doc_col.attno,
         dedup_col(row, "dedup_sig", cfg).attno,
