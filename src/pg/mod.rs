@@ -116,6 +116,25 @@ pub fn interrupts() -> impl FnMut() -> crate::error::Result<()> {
     }
 }
 
+/// A cursor over a caller's pairs query, which must return `columns`: a query
+/// SPI cannot run as one (no SELECT: COPY, BEGIN; 42P11 as a cursor) or refuses
+/// is the same 22023 every pairs query gives.
+pub fn pairs_cursor<'conn>(
+    c: &pgrx::spi::SpiClient<'conn>,
+    query: &str,
+    columns: &str,
+) -> pgrx::spi::SpiCursor<'conn> {
+    pgrx::PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
+        c.try_open_cursor(query, &[])
+    }))
+    .catch_when(
+        pgrx::PgSqlErrorCode::ERRCODE_INVALID_CURSOR_DEFINITION,
+        |_| query_not_select(columns),
+    )
+    .execute()
+    .unwrap_or_else(|e| query_refused(columns, e))
+}
+
 /// The next `count` rows of `cur`, handed to `f`, then their tuple table freed:
 /// SPI keeps every batch a cursor fetched until the connection ends, so a loop
 /// over a large result held all of it (an audit grew `evaluate` to 1.1 GB over 2

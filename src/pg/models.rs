@@ -530,16 +530,7 @@ fn each_labelled_pair(
     mut f: impl FnMut(DocumentDatum, DocumentDatum, bool, bool) -> bool,
 ) {
     Spi::connect(|c| {
-        // A query that is no SELECT (COPY, BEGIN) cannot be a cursor: 42P11 from
-        // SPI, raised as the same 22023 every pairs query gives.
-        let mut cursor = pgrx::PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
-            c.try_open_cursor(query, &[])
-        }))
-        .catch_when(PgSqlErrorCode::ERRCODE_INVALID_CURSOR_DEFINITION, |_| {
-            crate::pg::query_not_select(TRAIN_COLUMNS)
-        })
-        .execute()
-        .unwrap_or_else(|e| crate::pg::query_refused(TRAIN_COLUMNS, e));
+        let mut cursor = crate::pg::pairs_cursor(c, query, TRAIN_COLUMNS);
         loop {
             // A batch is copied out before `f` runs: `f` may run queries of its own.
             let (fetched, batch) = crate::pg::fetch_batch(&mut cursor, PAIRS_BATCH, |t| {

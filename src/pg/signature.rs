@@ -467,16 +467,8 @@ fn filter_quality(
     let mut loaded: Option<(Collection, SignatureOptions)> = None;
     Spi::connect(|c| {
         // Through a cursor, a batch at a time (`pg::fetch_batch`): memory holds
-        // one batch, however many pairs the query returns. A query that is no
-        // SELECT cannot be a cursor: 42P11, raised as the usual 22023.
-        let mut cur = pgrx::PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
-            c.try_open_cursor(pairs, &[])
-        }))
-        .catch_when(PgSqlErrorCode::ERRCODE_INVALID_CURSOR_DEFINITION, |_| {
-            crate::pg::query_not_select(COLUMNS)
-        })
-        .execute()
-        .unwrap_or_else(|e| crate::pg::query_refused(COLUMNS, e));
+        // one batch, however many pairs the query returns.
+        let mut cur = crate::pg::pairs_cursor(c, pairs, COLUMNS);
         loop {
             pgrx::check_for_interrupts!();
             let (fetched, rows) = crate::pg::fetch_batch(&mut cur, 256, |t| {
