@@ -22,7 +22,11 @@ CREATE TABLE dedup.collection_stats (
     total_len            bigint NOT NULL DEFAULT 0,
     last_recompute       timestamptz,
     n_docs_at_recompute  bigint NOT NULL DEFAULT 0,
-    changes_since_recompute bigint NOT NULL DEFAULT 0
+    changes_since_recompute bigint NOT NULL DEFAULT 0,
+    -- A table the collection read was dropped since the last recompute, and its
+    -- documents are still counted: only the configuration rights read the
+    -- statistics then (src/pg/privilege.rs, may_read_collection).
+    dropped_documents    boolean NOT NULL DEFAULT false
 );
 COMMENT ON TABLE dedup.collection_stats IS 'N and total length per collection, and what changed since the last recompute';
 

@@ -547,7 +547,7 @@ DECLARE
     n_left_out bigint := 0;
 BEGIN
     IF tbl IS NULL OR body IS NULL THEN
-        RAISE EXCEPTION 'tbl and body must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+        RAISE EXCEPTION 'tbl and body must not be null' USING ERRCODE = 'null_value_not_allowed';
     END IF;
     PERFORM dedup._require_owner(tbl);
     -- The table's own collection is named after it; one of that name that already
@@ -639,6 +639,16 @@ BEGIN
             RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl USING ERRCODE = 'undefined_column';
         END IF;
     END LOOP;
+    -- A domain (over a time type too) is refused as for the key columns: its
+    -- checks would run with the extension owner's rights (src/pg/ingest.rs).
+    IF published_at IS NOT NULL AND (SELECT y.typtype = 'd' FROM pg_catalog.pg_attribute a
+                                     JOIN pg_catalog.pg_type y ON y.oid = a.atttypid
+                                     WHERE a.attrelid = tbl AND a.attname = published_at) THEN
+        RAISE EXCEPTION 'column "%" of table % is of type %, which pg_dedup does not read', published_at, tbl,
+            (SELECT a.atttypid::regtype FROM pg_catalog.pg_attribute a WHERE a.attrelid = tbl AND a.attname = published_at)
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'the key columns, the time column and duplicate_of must be of built-in types or enums: a domain''s checks or a cast of the table owner''s would run with the extension owner''s rights';
+    END IF;
     -- The trigger reads the time directly or through its text form.
     IF published_at IS NOT NULL AND (SELECT a.atttypid NOT IN ('timestamptz'::regtype, 'timestamp'::regtype, 'date'::regtype,
                                                                 'text'::regtype, 'varchar'::regtype)
@@ -854,7 +864,7 @@ CREATE FUNCTION dedup.set_time_window(tbl regclass, time_window interval) RETURN
 VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 BEGIN
     IF tbl IS NULL THEN
-        RAISE EXCEPTION 'tbl must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+        RAISE EXCEPTION 'tbl must not be null' USING ERRCODE = 'null_value_not_allowed';
     END IF;
     PERFORM dedup._require_owner(tbl);
     -- As the extension's owner (src/pg/registration.rs).
@@ -914,15 +924,15 @@ BEGIN
     -- The table first, as the DROP TRIGGER below would take it: writers still in
     -- a transaction commit (their statistics) before the registration and the
     -- collection change, instead of waiting on them while disable waits on the
-    -- table (40P01 for one side).
-    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
-    -- The registration goes first, with the collection enable created for the
-    -- table once nothing else reads it (as the extension's owner:
-    -- src/pg/registration.rs): the column changes below fire
+    -- table (40P01 for one side). The registration goes first, with the
+    -- collection enable created for the table once nothing else reads it (as the
+    -- extension's owner: src/pg/registration.rs, which takes the collection's
+    -- statistics lock and then the table): the column changes below fire
     -- dedup._partitions_changed, which must not find the table enabled.
     IF registered THEN
         key_type := dedup._unregister_table(tbl::oid);
     ELSE
+        EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
         RAISE NOTICE 'table % is not enabled: removing the columns and triggers dedup.enable had added', tbl;
         -- The composite key type enable made for a key of several columns.
         SELECT ty.oid::regtype::text INTO key_type
@@ -1062,10 +1072,14 @@ BEGIN
                 IF enabled.created_collection AND enabled.collection_id = coll_id THEN
                     UPDATE dedup.enabled_tables x SET created_collection = true WHERE x.collection_id = coll_id;
                 END IF;
+                -- Whoever reads the tables left could read the dropped one's words
+                -- in the statistics: until a recompute, only the configuration
+                -- rights read them.
+                UPDATE dedup.collection_stats s SET dropped_documents = true WHERE s.collection_id = coll_id;
                 RAISE NOTICE 'collection "%" still counts the documents of dropped % %',
                     (SELECT name FROM dedup.collections WHERE id = coll_id),
                     replace(gone.object_type, 'table ', ''), gone.object_identity
-                    USING HINT = 'dedup.recompute rebuilds its statistics from the tables it still reads';
+                    USING HINT = 'dedup.recompute rebuilds its statistics from the tables it still reads; until then only roles with the configuration rights read them';
             END IF;
         END LOOP;
     END LOOP;

@@ -67,13 +67,13 @@ fn decode_failure(e: &bincode::Error) -> String {
         bincode::ErrorKind::Custom(m) if m.contains("remaining") => "has trailing bytes",
         _ => "is corrupt",
     };
-    format!("stored svm model does not decode: its payload {what}")
+    format!("svm model does not decode: its payload {what}")
 }
 
 pub fn decode_model(bytes: &[u8]) -> Result<Model> {
     if bytes.len() < HEADER_LEN {
         return Err(DedupError::invalid_binary(format!(
-            "stored svm model is truncated: {} bytes, the header alone needs {HEADER_LEN}",
+            "svm model is truncated: {} bytes, the header alone needs {HEADER_LEN}",
             bytes.len()
         )));
     }
@@ -91,12 +91,12 @@ pub fn decode_model(bytes: &[u8]) -> Result<Model> {
             .map_err(|e| DedupError::invalid_binary(decode_failure(&e)))?,
         v if v > FORMAT_VERSION => {
             return Err(DedupError::invalid_binary(format!(
-                "stored svm model has format {v}, newer than this build reads ({FORMAT_VERSION})"
+                "svm model has format {v}, newer than this build reads ({FORMAT_VERSION})"
             )))
         }
         v => {
             return Err(DedupError::invalid_binary(format!(
-                "stored svm model has unknown format {v}"
+                "svm model has unknown format {v}"
             )))
         }
     };

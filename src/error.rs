@@ -196,6 +196,12 @@ pub fn excerpt(s: &str) -> String {
     }
 }
 
+/// [`excerpt`] of a JSON value's text, for a message that quotes a refused
+/// option's value.
+pub fn json_excerpt(v: &serde_json::Value) -> String {
+    excerpt(&v.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

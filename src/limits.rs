@@ -57,7 +57,8 @@ fn int(
         .map(|n| Some(n as usize))
         .ok_or_else(|| {
             DedupError::invalid_parameter(format!(
-                "{key} must be an integer from {lo} to {hi}, got {v}"
+                "{key} must be an integer from {lo} to {hi}, got {}",
+                crate::error::json_excerpt(v)
             ))
         })
 }
@@ -90,7 +91,8 @@ impl Limits {
                     .filter(|x| (0.0..=1.0).contains(x))
                     .ok_or_else(|| {
                         DedupError::invalid_parameter(format!(
-                            "similarity_threshold must be a number from 0 to 1, got {v}"
+                            "similarity_threshold must be a number from 0 to 1, got {}",
+                            crate::error::json_excerpt(v)
                         ))
                     })?;
         }

@@ -294,9 +294,10 @@ fn json_count(
         .filter(|n| range.contains(n));
     n.ok_or_else(|| {
         DedupError::invalid_parameter(format!(
-            "{key} must be an integer between {} and {}, got {v}",
+            "{key} must be an integer between {} and {}, got {}",
             range.start(),
-            range.end()
+            range.end(),
+            crate::error::json_excerpt(v)
         ))
     })
 }
@@ -323,7 +324,10 @@ impl SignatureOptions {
                 Some(s) => Scheme::parse(s)?,
                 None => {
                     return Err(DedupError::InvalidParameter {
-                        msg: format!("signature_scheme must be a string, got {x}"),
+                        msg: format!(
+                            "signature_scheme must be a string, got {}",
+                            crate::error::json_excerpt(x)
+                        ),
                         hint: Some(
                             "valid schemes are \"imatch\", \"topwords\" and \"longest\"".into(),
                         ),
@@ -343,7 +347,8 @@ impl SignatureOptions {
                 .filter(|f| (0.0..1.0).contains(f))
                 .ok_or_else(|| {
                     DedupError::invalid_parameter(format!(
-                        "signature_drop_fraction must be a number at least 0 and below 1, got {x}"
+                        "signature_drop_fraction must be a number at least 0 and below 1, got {}",
+                        crate::error::json_excerpt(x)
                     ))
                 })?;
         }
@@ -362,8 +367,9 @@ impl SignatureOptions {
         if let Some(x) = get("signature_seed") {
             o.seed = x.as_u64().ok_or_else(|| {
                 DedupError::invalid_parameter(format!(
-                    "signature_seed must be an integer between 0 and {}, got {x}",
-                    u64::MAX
+                    "signature_seed must be an integer between 0 and {}, got {}",
+                    u64::MAX,
+                    crate::error::json_excerpt(x)
                 ))
             })?;
         }

@@ -103,7 +103,10 @@ fn positive_number(key: &str, v: &serde_json::Value) -> Result<f64> {
         Some(x) if x.is_finite() && x > 0.0 => Ok(x),
         _ => Err(bad_option(
             key,
-            format!("must be a positive number, got {v}"),
+            format!(
+                "must be a positive number, got {}",
+                crate::error::json_excerpt(v)
+            ),
         )),
     }
 }
@@ -134,7 +137,8 @@ impl TrainOptions {
             serde_json::Value::Object(m) => m,
             other => {
                 return Err(DedupError::invalid_parameter(format!(
-                    "training options must be a JSON object, got {other}"
+                    "training options must be a JSON object, got {}",
+                    crate::error::json_excerpt(other)
                 )))
             }
         };
@@ -148,7 +152,7 @@ impl TrainOptions {
                     _ => {
                         return Err(bad_option(
                             key,
-                            format!("must be \"linear\" or \"rbf\", got {val}"),
+                            format!("must be \"linear\" or \"rbf\", got {}", crate::error::json_excerpt(val)),
                         ))
                     }
                 },
@@ -157,7 +161,7 @@ impl TrainOptions {
                     if opts.c > MAX_PENALTY {
                         return Err(bad_option(
                             "C",
-                            format!("must be a positive number up to {MAX_PENALTY:e}, got {val}"),
+                            format!("must be a positive number up to {MAX_PENALTY:e}, got {}", crate::error::json_excerpt(val)),
                         ));
                     }
                 }
@@ -174,7 +178,8 @@ impl TrainOptions {
                         return Err(bad_option(
                             key,
                             format!(
-                                "must be an integer from 2 to {MAX_FOLDS}, or 0 for no cross-validation, got {val}"
+                                "must be an integer from 2 to {MAX_FOLDS}, or 0 for no cross-validation, got {}",
+                                crate::error::json_excerpt(val)
                             ),
                         ))
                     }
@@ -184,7 +189,7 @@ impl TrainOptions {
                     None => {
                         return Err(bad_option(
                             key,
-                            format!("must be a non-negative integer, got {val}"),
+                            format!("must be a non-negative integer, got {}", crate::error::json_excerpt(val)),
                         ))
                     }
                 },
@@ -223,7 +228,10 @@ fn parse_features(v: &serde_json::Value, n_features: usize, names: &[&str]) -> R
     let arr = v.as_array().ok_or_else(|| {
         bad_option(
             "features",
-            format!("must be an array of feature indices or names, got {v}"),
+            format!(
+                "must be an array of feature indices or names, got {}",
+                crate::error::json_excerpt(v)
+            ),
         )
     })?;
     if arr.is_empty() {
@@ -268,7 +276,10 @@ fn parse_features(v: &serde_json::Value, n_features: usize, names: &[&str]) -> R
         } else {
             return Err(bad_option(
                 "features",
-                format!("each entry must be an index or a name, got {item}"),
+                format!(
+                    "each entry must be an index or a name, got {}",
+                    crate::error::json_excerpt(item)
+                ),
             ));
         };
         if out.contains(&idx) {
@@ -306,7 +317,10 @@ fn parse_class_weights(v: &serde_json::Value) -> Result<(f64, f64)> {
         }
         _ => Err(bad_option(
             KEY,
-            format!("must be {{\"pos\": x, \"neg\": y}} or [pos, neg], got {v}"),
+            format!(
+                "must be {{\"pos\": x, \"neg\": y}} or [pos, neg], got {}",
+                crate::error::json_excerpt(v)
+            ),
         )),
     }
 }
@@ -1148,7 +1162,7 @@ impl Model {
         let d = self.features.len();
         let bad = |why: &str| {
             Err(DedupError::invalid_binary(format!(
-                "stored svm model is inconsistent: {why}"
+                "svm model is inconsistent: {why}"
             )))
         };
         if d == 0 {

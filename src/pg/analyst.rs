@@ -487,9 +487,10 @@ pub fn _pairs(
         name!(score, f64),
     ),
 > {
-    let tbl = required(tbl, "table");
+    let tbl = required(tbl, "tbl");
     privilege::require_execute("dedup.pairs(pg_catalog.regclass, pg_catalog.text)");
     privilege::require_read(tbl, "dedup.pairs");
+    crate::pg::ingest::require_collection_read_of(tbl, "dedup.pairs");
     if let Some(m) = model {
         crate::pg::models::require_readable(m, "dedup.pairs");
     }
@@ -552,9 +553,10 @@ pub fn _groups(
         name!(is_original, bool),
     ),
 > {
-    let tbl = required(tbl, "table");
+    let tbl = required(tbl, "tbl");
     privilege::require_execute("dedup.groups(pg_catalog.regclass, pg_catalog.text)");
     privilege::require_read(tbl, "dedup.groups");
+    crate::pg::ingest::require_collection_read_of(tbl, "dedup.groups");
     if let Some(m) = model {
         crate::pg::models::require_readable(m, "dedup.groups");
     }
@@ -585,7 +587,7 @@ pub fn _originals(
         name!(verdict, verdict),
     ),
 > {
-    let tbl = required(tbl, "table");
+    let tbl = required(tbl, "tbl");
     // enable's backfill: closed with enable, not with groups.
     privilege::require_execute(privilege::ENABLE);
     privilege::require_read(tbl, "dedup.enable");
@@ -627,9 +629,10 @@ pub fn _matrix_quality(
         name!(transitivity, f64),
     ),
 > {
-    let tbl = required(tbl, "table");
+    let tbl = required(tbl, "tbl");
     privilege::require_execute("dedup.matrix_quality(pg_catalog.regclass, pg_catalog.text)");
     privilege::require_read(tbl, "dedup.matrix_quality");
+    crate::pg::ingest::require_collection_read_of(tbl, "dedup.matrix_quality");
     if let Some(m) = model {
         crate::pg::models::require_readable(m, "dedup.matrix_quality");
     }

@@ -16,6 +16,11 @@ use pgrx::prelude::*;
 /// Interrupts: checked per batch of rows fetched.
 #[pg_extern(volatile, strict, parallel_unsafe)]
 fn _count_partition(tbl: pg_sys::Oid, part: pg_sys::Oid, sign: i32) -> i64 {
+    count_partition(tbl, part, sign)
+}
+
+/// [`_count_partition`], for the extension's own callers (as its owner).
+pub fn count_partition(tbl: pg_sys::Oid, part: pg_sys::Oid, sign: i32) -> i64 {
     let cfg = ingest::table_config(tbl);
     let name = lookup::qualified_relation(part);
     let sql = format!("SELECT dedup_doc FROM {name} WHERE dedup_doc IS NOT NULL");
@@ -182,7 +187,7 @@ fn dropping(stmt: *mut pg_sys::DropStmt) {
         };
         for leaf in crate::pg::partitions::leaves(rel, None) {
             if counted.insert(leaf.rel) {
-                crate::pg::privilege::as_owner(|| _count_partition(root, leaf.rel, -1));
+                crate::pg::privilege::as_owner(|| count_partition(root, leaf.rel, -1));
             }
         }
     }
@@ -304,7 +309,7 @@ fn dropping_implicitly(cond: &str, ids: Vec<pg_sys::Oid>) {
         if let Some(cfg) = ingest::enabled_table(root) {
             crate::pg::stats_lock::write(cfg.coll.id);
         }
-        crate::pg::privilege::as_owner(|| _count_partition(root, leaf, -1));
+        crate::pg::privilege::as_owner(|| count_partition(root, leaf, -1));
     }
 }
 

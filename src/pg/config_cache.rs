@@ -238,6 +238,7 @@ crate::pg::trigger_entry::trigger_entry!(
     _config_changed_wrapper,
     pg_finfo__config_changed_wrapper,
     "_config_changed",
+    None,
     crate::pg::trigger_entry::Fired::StatementAfter,
     _config_changed
 );

@@ -139,6 +139,15 @@ pub enum Action {
     Error,
 }
 
+/// Raises 42501 unless the caller may read the statistics of the collection of
+/// the enabled table `tbl` (or of the enabled table it is a partition of): the
+/// functions that judge its rows weigh them against the whole collection, which
+/// may read other tables too ([`privilege::require_collection_read`]).
+pub fn require_collection_read_of(tbl: pg_sys::Oid, what: &str) {
+    let coll = as_owner(|| table_config(tbl).coll.name.clone());
+    privilege::require_collection_read(&coll, what);
+}
+
 /// The configuration of an enabled table; raises 55000 when it is not enabled.
 pub fn table_config(tbl: pg_sys::Oid) -> Rc<TableConfig> {
     match enabled_table(tbl) {
@@ -1223,7 +1232,7 @@ pub fn _table_document(
     published_at: Option<TimestampWithTimeZone>,
     source: Option<&str>,
 ) -> Option<DocumentDatum> {
-    let tbl = crate::pg::types::required(tbl, "table");
+    let tbl = crate::pg::types::required(tbl, "tbl");
     if !privilege::owns(tbl, privilege::caller()) {
         raise(DedupError::InsufficientPrivilege {
             msg: "must be owner of the table to analyse its rows".into(),
@@ -1266,11 +1275,12 @@ pub fn _is_duplicate(
     published_at: Option<TimestampWithTimeZone>,
     source: Option<&str>,
 ) -> bool {
-    let tbl = crate::pg::types::required(tbl, "table");
+    let tbl = crate::pg::types::required(tbl, "tbl");
     privilege::require_execute(
         "dedup.is_duplicate(pg_catalog.regclass, pg_catalog.text, pg_catalog.text, pg_catalog.timestamptz, pg_catalog.text)",
     );
     privilege::require_read(tbl, "dedup.is_duplicate");
+    require_collection_read_of(tbl, "dedup.is_duplicate");
     as_owner(|| {
         let cfg = table_config(tbl);
         let Some(body) = body else { return false };
@@ -1308,6 +1318,7 @@ pub fn _find_original(
 > {
     privilege::require_execute("dedup.find_original(pg_catalog.regclass, dedup.document)");
     privilege::require_read(tbl, "dedup.find_original");
+    require_collection_read_of(tbl, "dedup.find_original");
     // The keys come back as text.
     let c = crate::pg::guc_scope::exact_floats(|| {
         as_owner(|| {

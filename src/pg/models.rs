@@ -442,9 +442,20 @@ fn pair_judge(name: &str, what: &str) -> (Option<Rc<Loaded>>, Collection) {
     if name == THRESHOLD_RULE {
         return (None, collections::empty(THRESHOLD_RULE));
     }
-    let m = readable_model(name, what);
+    let m = weighing_model(name, what);
     let coll = m.collection.clone();
     (Some(m), coll)
+}
+
+/// [`readable_model`], for a function that weighs a pair against the model's
+/// collection: a model stored as `default` is public, but its collection's
+/// statistics are read by who may read that collection.
+fn weighing_model(name: &str, what: &str) -> Rc<Loaded> {
+    let m = readable_model(name, what);
+    if m.version != 0 && name == DEFAULT_MODEL && m.collection.id != 0 {
+        privilege::require_collection_read(&m.collection.name, what);
+    }
+    m
 }
 
 /// The verdict for a pair from both directions: D(ρ(a,b)) and D(ρ(b,a)).
@@ -490,7 +501,7 @@ fn explain_pair(
             ),
         });
     }
-    let m = readable_model(model, "dedup.explain_pair");
+    let m = weighing_model(model, "dedup.explain_pair");
     let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &m.collection));
     let (ab, ba) = both_ways(&a, &b);
     let (cab, cba) = (m.model.contributions(&ab), m.model.contributions(&ba));
@@ -827,10 +838,10 @@ fn export_model(name: &str) -> JsonB {
             .select(
                 "SELECT jsonb_build_object('name', name, 'collection', collection, 'features', features, \
                  'kernel', kernel, 'parameters', parameters, 'scaler', scaler, 'metrics', metrics, \
-                 'version', version, 'trained_at', trained_at, 'format', 'pg_dedup model v1'), encode(model, 'hex') \
+                 'version', version, 'trained_at', trained_at, 'format', $2::text), encode(model, 'hex') \
                  FROM dedup.models WHERE name = $1",
                 Some(1),
-                &[name.into()],
+                &[name.into(), EXPORT_FORMAT.into()],
             )
             .unwrap_or_else(|e| spi_err(e));
             if t.is_empty() {
@@ -855,6 +866,9 @@ fn export_model(name: &str) -> JsonB {
     JsonB(j)
 }
 
+/// The `format` an export names (`export_model`), which `import_model` reads.
+const EXPORT_FORMAT: &str = "pg_dedup model v1";
+
 /// Stores a model exported by `export_model`. Its collection must exist here,
 /// unless it is the built-in model's `default`.
 /// Returns the model's name.
@@ -862,12 +876,27 @@ fn export_model(name: &str) -> JsonB {
 fn import_model(model: JsonArg) -> String {
     privilege::require_configuration("dedup.models", "INSERT", "dedup.import_model");
     let j = &model.0;
-    let s = |k: &str| j.get(k).and_then(|v| v.as_str()).map(str::to_owned);
     let bad = |what: &str| -> ! {
         raise(DedupError::invalid_input(format!(
             "invalid model export: {what}"
         )))
     };
+    // A text field: None when absent or null.
+    let s = |k: &str| {
+        j.get(k).filter(|v| !v.is_null()).map(|v| {
+            v.as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| bad(&format!("\"{k}\" must be a string")))
+        })
+    };
+    if let Some(f) = s("format") {
+        if f != EXPORT_FORMAT {
+            bad(&format!(
+                "\"format\" is \"{}\", this build reads \"{EXPORT_FORMAT}\"",
+                crate::error::excerpt(&f)
+            ));
+        }
+    }
     let Some(name) = s("name") else {
         bad("missing \"name\"")
     };

@@ -143,15 +143,29 @@ pub fn grant_on_temp_table(name: &str, privs: &str, tbl: pg_sys::Oid) {
 
 /// Whether `role` may read every row of `rel`, by the rule PostgreSQL uses for a
 /// unique violation's DETAIL: SELECT on the table, and no row-level security
-/// applying to that role.
+/// applying to that role; and USAGE on its schema, without which a `SELECT`
+/// naming the table fails.
 pub fn may_read(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
-    // SAFETY: catalog checks on an existing relation; check_enable_rls with
-    // noError does not raise.
+    uses_schema_of(rel, role)
+        // SAFETY: catalog checks on an existing relation; check_enable_rls with
+        // noError does not raise.
+        && unsafe {
+            pg_sys::pg_class_aclcheck(rel, role, pg_sys::ACL_SELECT as pg_sys::AclMode)
+                == pg_sys::AclResult::ACLCHECK_OK
+                && pg_sys::check_enable_rls(rel, role, true)
+                    != pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
+        }
+}
+
+/// Whether `role` has USAGE on the schema of `rel` (a temporary table's schema
+/// is usable by its session).
+fn uses_schema_of(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
+    // SAFETY: catalog lookups of an existing relation and its schema.
     unsafe {
-        pg_sys::pg_class_aclcheck(rel, role, pg_sys::ACL_SELECT as pg_sys::AclMode)
-            == pg_sys::AclResult::ACLCHECK_OK
-            && pg_sys::check_enable_rls(rel, role, true)
-                != pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
+        let nsp = pg_sys::get_rel_namespace(rel);
+        nsp == pg_sys::InvalidOid
+            || pg_sys::pg_namespace_aclcheck(nsp, role, pg_sys::ACL_USAGE as pg_sys::AclMode)
+                == pg_sys::AclResult::ACLCHECK_OK
     }
 }
 
@@ -182,12 +196,14 @@ fn may_read_duplicate_of(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
 /// rule PostgreSQL applies to a unique violation's DETAIL: not under row-level
 /// security; and when the writer may not read the whole table, not where it could
 /// read the key back (from the partition it writes or any table between it and
-/// the root), since the original may be in a partition it may not read.
+/// the root), since the original may be in a partition it may not read; nor when
+/// it writes through a view (it holds no INSERT or UPDATE right on the table
+/// itself), which may hide the original and show the key.
 pub fn may_see_original_key(leaf: pg_sys::Oid, root: pg_sys::Oid, role: pg_sys::Oid) -> bool {
     if under_rls(root, role) || under_rls(leaf, role) {
         return false;
     }
-    if leaf == root || may_read(root, role) {
+    if may_read(root, role) {
         return true;
     }
     // Asked for every row a statement writes: the catalog walk is made once per
@@ -197,12 +213,30 @@ pub fn may_see_original_key(leaf: pg_sys::Oid, root: pg_sys::Oid, role: pg_sys::
     if let Some(v) = KEY_SHOWN.with(|c| c.get().filter(|(i, s, _)| *i == id && *s == stamp)) {
         return v.2;
     }
-    let shown = !with_ancestors(leaf)
-        .into_iter()
-        .filter(|&r| r != root)
-        .any(|r| under_rls(r, role) || may_read_duplicate_of(r, role));
+    let chain = if leaf == root {
+        vec![root]
+    } else {
+        with_ancestors(leaf)
+    };
+    let shown = chain.iter().any(|&r| writes_directly(r, role))
+        && !chain
+            .iter()
+            .filter(|&&r| r != root)
+            .any(|&r| under_rls(r, role) || may_read_duplicate_of(r, role));
     KEY_SHOWN.with(|c| c.set(Some((id, stamp, shown))));
     shown
+}
+
+/// Whether `role` holds INSERT or UPDATE on `rel` or on one of its columns: a
+/// writer without it writes through a view (or a rule) whose owner holds it.
+fn writes_directly(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
+    let mode = (pg_sys::ACL_INSERT | pg_sys::ACL_UPDATE) as pg_sys::AclMode;
+    // SAFETY: catalog checks on an existing relation.
+    unsafe {
+        pg_sys::pg_class_aclmask(rel, role, mode, pg_sys::AclMaskHow::ACLMASK_ANY) != 0
+            || pg_sys::pg_attribute_aclcheck_all(rel, role, mode, pg_sys::AclMaskHow::ACLMASK_ANY)
+                == pg_sys::AclResult::ACLCHECK_OK
+    }
 }
 
 /// (leaf, root, role) of [`may_see_original_key`].
@@ -250,6 +284,20 @@ pub fn require_read(rel: pg_sys::Oid, what: &str) {
     let Some(denied) = with_ancestors(rel).into_iter().find(|&r| !may_read(r, me)) else {
         return;
     };
+    if !uses_schema_of(denied, me) {
+        let schema = lookup::one_with_args::<String>(
+            "SELECT n.nspname::text FROM pg_catalog.pg_class c \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1",
+            &[denied.into()],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+        raise(DedupError::InsufficientPrivilege {
+            msg: format!("permission denied for schema {schema}"),
+            hint: None,
+        })
+    }
     let name = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[denied.into()])
         .ok()
         .flatten()
@@ -440,11 +488,28 @@ pub fn collection_tables(collection: &str) -> Option<Vec<pg_sys::Oid>> {
     .map(|v| v.into_iter().map(|o| pg_sys::Oid::from(o as u32)).collect())
 }
 
+/// Whether a collection still counts the documents of a table it read that was
+/// dropped (until a recompute): nobody can tell who could read that table.
+fn counts_dropped_documents(collection: &str) -> bool {
+    as_owner(|| {
+        lookup::one_with_args::<bool>(
+            "SELECT s.dropped_documents FROM dedup.collections c \
+             JOIN dedup.collection_stats s ON s.collection_id = c.id WHERE c.name = $1",
+            &[collection.into()],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or(false)
+    })
+}
+
 /// Whether the caller may read a collection's statistics: every table the
 /// collection reads is one it may read whole ([`may_read`]: its statistics are
 /// derived from their rows), or it has the configuration rights (a collection that
-/// reads no table holds only what `add_document` gave it). An unknown collection
-/// is readable: its lookup raises 42704 next. A yes is kept for the statement.
+/// reads no table holds only what `add_document` gave it, and one that still counts
+/// the documents of a dropped table, until a recompute, holds what nobody can say
+/// who could read). An unknown collection is readable: its lookup raises 42704
+/// next. A yes is kept for the statement.
 pub fn may_read_collection(collection: &str) -> bool {
     if GRANTED.with(|g| g.borrow().iter().any(|c| c == collection)) {
         return true;
@@ -461,7 +526,9 @@ pub fn may_read_collection(collection: &str) -> bool {
     }
     let allowed = match &collection_tables(collection) {
         None => true,
-        Some(t) if !t.is_empty() => t.iter().all(|&rel| may_read(rel, role)),
+        Some(t) if !t.is_empty() && !counts_dropped_documents(collection) => {
+            t.iter().all(|&rel| may_read(rel, role))
+        }
         Some(_) => false,
     } || reads_configuration(role);
     if allowed {
@@ -508,11 +575,20 @@ fn _may_read_collection(collection: &str) -> bool {
 /// ([`may_read_collection`]).
 pub fn require_collection_read(collection: &str, what: &str) {
     if !may_read_collection(collection) {
+        let msg = format!(
+            "permission denied for collection \"{}\"",
+            crate::error::excerpt(collection)
+        );
+        if counts_dropped_documents(collection) {
+            raise(DedupError::InsufficientPrivilege {
+                msg,
+                hint: Some(
+                    "the collection still counts the documents of a dropped table: until dedup.recompute rebuilds its statistics, only roles with the configuration rights read them".into(),
+                ),
+            });
+        }
         raise(DedupError::InsufficientPrivilege {
-            msg: format!(
-                "permission denied for collection \"{}\"",
-                crate::error::excerpt(collection)
-            ),
+            msg,
             hint: Some(format!(
                 "{what} reads the collection's statistics: it needs SELECT on every table the collection reads, and no row-level security applying to the caller, or the configuration rights (README, Security)"
             )),

@@ -36,7 +36,7 @@ pub fn quoted_doc_column(tbl: pg_sys::Oid, col: &str) -> DocColumn {
                 "SELECT $1::regclass::text, \
                  pg_catalog.format('%I.%I', CASE WHEN n.oid = pg_catalog.pg_my_temp_schema() THEN 'pg_temp' \
                                                  ELSE n.nspname::text END, c.relname), \
-                 (SELECT atttypid = 'dedup.document'::regtype FROM pg_attribute \
+                 (SELECT atttypid = 'dedup.document'::regtype FROM pg_catalog.pg_attribute \
                   WHERE attrelid = $1 AND attname = $2 AND attnum > 0 AND NOT attisdropped) \
                  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
                  WHERE c.oid = $1",
@@ -102,7 +102,7 @@ pub fn _recompute(
         quoted_doc_column(tbl, col);
         // A single dedup.signature column is refreshed too.
         let sig: Option<String> = lookup::one_with_args::<String>(
-            "SELECT min(attname::text) FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 \
+            "SELECT min(attname::text) FROM pg_catalog.pg_attribute WHERE attrelid = $1 AND attnum > 0 \
              AND NOT attisdropped AND atttypid = 'dedup.signature'::regtype HAVING count(*) = 1",
             &[tbl.into()],
         )
@@ -281,7 +281,7 @@ fn recompute_collection_without(coll: &Collection, skip: Option<pg_sys::Oid>) ->
             }
             c.update(
             "UPDATE dedup.collection_stats SET n_docs = $2, total_len = $3, last_recompute = now(), \
-             n_docs_at_recompute = $2, changes_since_recompute = 0 WHERE collection_id = $1",
+             n_docs_at_recompute = $2, changes_since_recompute = 0, dropped_documents = false WHERE collection_id = $1",
             None,
             &[coll.id.into(), n_docs.into(), total_len.into()],
         )

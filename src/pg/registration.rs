@@ -347,15 +347,40 @@ fn not_enabled(name: &str) -> DedupError {
 }
 
 /// `dedup.disable`'s part in the catalog: removes `tbl`'s registration, and the
-/// collection `enable` created for it once nothing else reads it. Returns the key
-/// type `enable` created beside the table (a key of several columns), for the
-/// caller to drop. Raises 55000 when `tbl` is not enabled.
+/// collection `enable` created for it once nothing else reads it; a collection
+/// that stays (another table reads it, or `enable` was given it) no longer counts
+/// the table's documents. Returns the key type `enable` created beside the table
+/// (a key of several columns), for the caller to drop. Raises 55000 when `tbl` is
+/// not enabled.
+///
+/// Locks: the collection's statistics lock (share, as a committing writer takes
+/// it), then the table as `DROP TRIGGER` will (access exclusive): writers still in
+/// a transaction commit their statistics first, and a recompute waits for this
+/// or this for it (taken the other way round, a recompute reading the table and
+/// this commit writing the statistics would wait on each other).
 #[pg_extern(volatile, strict, parallel_unsafe)]
 pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
     privilege::require_execute("dedup.disable(pg_catalog.regclass)");
     require_owner(tbl);
     // In the caller's search_path, as PostgreSQL names it in messages.
     let name = table_name(tbl);
+    let coll_id = as_owner(|| {
+        lookup::one_with_args::<i32>(
+            "SELECT collection_id FROM dedup.enabled_tables WHERE tbl = $1::oid::regclass",
+            &[tbl.into()],
+        )
+        .ok()
+        .flatten()
+    });
+    let Some(coll_id) = coll_id else {
+        raise(not_enabled(&name))
+    };
+    crate::pg::stats_lock::write(coll_id);
+    Spi::run(&format!(
+        "LOCK TABLE {} IN ACCESS EXCLUSIVE MODE",
+        lookup::qualified_relation(tbl)
+    ))
+    .unwrap_or_else(|e| spi_err(e));
     as_owner(|| {
         let row = Spi::connect(|c| {
             let t = c
@@ -379,6 +404,25 @@ pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
         let Some((coll_id, created, key_type, coll)) = row else {
             raise(not_enabled(&name))
         };
+        // Read again under the locks: a disable or enable that committed while
+        // this waited.
+        let others = lookup::one_with_args::<bool>(
+            "SELECT EXISTS (SELECT 1 FROM dedup.collection_tables c \
+                            WHERE c.collection_id = $1 AND c.tbl <> $2::oid::regclass)",
+            &[coll_id.into(), tbl.into()],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or(false);
+        if (!created || others) && !crate::pg::citus::is_distributed(tbl) {
+            // The collection stays: it stops counting this table's documents,
+            // which those who read only its other tables could otherwise read
+            // in its statistics. (On Citus the workers count a distributed
+            // table's documents.)
+            for leaf in crate::pg::partitions::leaves(tbl, None) {
+                crate::pg::attach::count_partition(tbl, leaf.rel, -1);
+            }
+        }
         // By name (see `qualified_literal`).
         let q = qualified_literal(tbl);
         Spi::connect_mut(|c| {

@@ -337,18 +337,25 @@ fn candidates_of(
         )));
     }
     // Rows are named by their ctid: only a table has one (a view would fail on it).
-    let is_table = lookup::one_with_args::<bool>(
-        "SELECT relkind IN ('r', 'p', 'm') FROM pg_catalog.pg_class WHERE oid = $1",
+    let kind = lookup::one_with_args::<String>(
+        "SELECT relkind::text FROM pg_catalog.pg_class WHERE oid = $1",
         &[tbl.into()],
     )
     .ok()
-    .flatten()
-    .unwrap_or(false);
-    if !is_table {
-        raise(DedupError::WrongObjectType {
-            msg: "dedup.candidates reads a table, and this relation is not one".into(),
-            hint: Some("name the table the view reads".into()),
-        });
+    .flatten();
+    match kind.as_deref() {
+        None => {
+            // The relation named by OID is gone (or never was).
+            lookup::qualified_relation(tbl);
+        }
+        Some("r" | "p" | "m") => {}
+        Some(k) => {
+            let name = lookup::qualified_relation(tbl);
+            raise(DedupError::WrongObjectType {
+                msg: format!("dedup.candidates reads a table, and {name} is not one"),
+                hint: (k == "v").then(|| "name the table the view reads".into()),
+            });
+        }
     }
     let col = pgrx::spi::quote_identifier(signature_column(tbl));
     let tname = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])

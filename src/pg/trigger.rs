@@ -862,6 +862,7 @@ crate::pg::trigger_entry::trigger_entry!(
     _trigger_wrapper,
     pg_finfo__trigger_wrapper,
     "_trigger",
+    Some("dedup_trigger"),
     crate::pg::trigger_entry::Fired::RowBeforeWrite,
     _trigger
 );
@@ -869,6 +870,7 @@ crate::pg::trigger_entry::trigger_entry!(
     _statement_start_wrapper,
     pg_finfo__statement_start_wrapper,
     "_statement_start",
+    Some("dedup_statement_start"),
     crate::pg::trigger_entry::Fired::StatementBeforeWrite,
     _statement_start
 );
@@ -876,6 +878,7 @@ crate::pg::trigger_entry::trigger_entry!(
     _row_stored_wrapper,
     pg_finfo__row_stored_wrapper,
     "_row_stored",
+    Some("dedup_row_stored"),
     crate::pg::trigger_entry::Fired::RowAfterWrite,
     _row_stored
 );
@@ -883,6 +886,7 @@ crate::pg::trigger_entry::trigger_entry!(
     _statement_end_wrapper,
     pg_finfo__statement_end_wrapper,
     "_statement_end",
+    Some("dedup_statement_end"),
     crate::pg::trigger_entry::Fired::StatementAfterWrite,
     _statement_end
 );

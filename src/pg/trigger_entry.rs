@@ -55,13 +55,16 @@ impl Fired {
 /// The body of a C entry point of a trigger function: refuses a direct call
 /// (0A000, as PL/pgSQL does) and a trigger fired otherwise than `dedup.enable`
 /// installs it (39P01: a statement function as a BEFORE row trigger would drop
-/// every row), then runs `body`.
+/// every row; a trigger of another name than `tgname`, the one `enable` gives it,
+/// or that name with a Citus shard's `_<shard id>`: a second `dedup._row_stored`
+/// trigger counted each row twice), then runs `body`.
 ///
 /// # Safety
 /// `fcinfo` is the call PostgreSQL made.
 pub(crate) unsafe fn enter_trigger(
     fcinfo: pg_sys::FunctionCallInfo,
     name: &str,
+    tgname: Option<&str>,
     fired: Fired,
     body: impl for<'t> FnOnce(&'t pgrx::PgTrigger<'t>) -> Option<PgHeapTuple<'t, AllocatedByPostgres>>,
 ) -> pg_sys::Datum {
@@ -94,6 +97,22 @@ pub(crate) unsafe fn enter_trigger(
             hint: Some("dedup.enable installs it; do not create triggers on it by hand".into()),
         });
     }
+    if let Some(expected) = tgname {
+        let named = trigger.name().is_ok_and(|n| {
+            n == expected
+                || n.strip_prefix(expected)
+                    .and_then(|rest| rest.strip_prefix('_'))
+                    .is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+        });
+        if !named {
+            raise(DedupError::TriggerProtocol {
+                msg: format!(
+                    "dedup.{name}() fires only as the trigger {expected} that dedup.enable creates"
+                ),
+                hint: Some("dedup.enable installs it; do not create triggers on it by hand".into()),
+            });
+        }
+    }
     // Bound to a name so the returned tuple is dropped before `trigger`, which it
     // borrows.
     #[allow(clippy::let_and_return)]
@@ -107,14 +126,21 @@ pub(crate) unsafe fn enter_trigger(
 }
 
 /// The C entry point `$sym` (with its `pg_finfo_` record) of the trigger function
-/// `dedup.$name()`, declared in `sql/ingest.sql`, whose body is `$body`.
+/// `dedup.$name()`, declared in `sql/ingest.sql`, whose body is `$body`; `$tgname`
+/// is the name `dedup.enable` gives its triggers (None: not checked).
 macro_rules! trigger_entry {
-    ($sym:ident, $finfo:ident, $name:literal, $fired:expr, $body:path) => {
+    ($sym:ident, $finfo:ident, $name:literal, $tgname:expr, $fired:expr, $body:path) => {
         $crate::pg::fmgr::v1_function!($sym, $finfo, |fcinfo| unsafe {
-            $crate::pg::trigger_entry::enter_trigger(fcinfo, $name, $fired, |t| match $body(t) {
-                Ok(r) => r,
-                Err(e) => match e {},
-            })
+            $crate::pg::trigger_entry::enter_trigger(
+                fcinfo,
+                $name,
+                $tgname,
+                $fired,
+                |t| match $body(t) {
+                    Ok(r) => r,
+                    Err(e) => match e {},
+                },
+            )
         });
     };
 }

@@ -164,3 +164,30 @@ SELECT err($$SELECT dedup.tokens('x', repeat('l', 100000))$$);
 SELECT err($$SELECT dedup.create_collection(repeat('c', 201))$$);
 SELECT err($$SELECT dedup.create_collection('huge_k1', 'auto', 'bm25', 1e308, 0.75)$$);
 SELECT err($$SELECT dedup.train(repeat('m', 201), 'x', 'SELECT 1', '{}')$$);
+-- Found by an audit of README's error table (session 27):
+-- a trigger of pg_dedup's functions made by hand, under another name than the
+-- one dedup.enable gives it: 39P01 (a second dedup._row_stored counted each row
+-- twice).
+CREATE TABLE hostile_trg (id int PRIMARY KEY, body text);
+SELECT dedup.enable('hostile_trg', 'body');
+CREATE TRIGGER again AFTER INSERT OR UPDATE ON hostile_trg FOR EACH ROW EXECUTE FUNCTION dedup._row_stored();
+SELECT err($$INSERT INTO hostile_trg VALUES (1, 'Мост через реку откроют весной после ремонта.')$$);
+DROP TRIGGER again ON hostile_trg;
+CREATE TABLE hostile_plain (id int PRIMARY KEY, body text);
+CREATE TRIGGER by_hand BEFORE INSERT ON hostile_plain FOR EACH ROW EXECUTE FUNCTION dedup._trigger();
+SELECT err($$INSERT INTO hostile_plain VALUES (1, 'Мост через реку откроют весной после ремонта.')$$);
+DROP TABLE hostile_plain;
+SELECT dedup.disable('hostile_trg');
+DROP TABLE hostile_trg;
+-- A time column of a domain, even over timestamptz: 0A000, as for a key column.
+CREATE DOMAIN hostile_time AS timestamptz;
+CREATE TABLE hostile_dom (id int PRIMARY KEY, pub hostile_time, body text);
+SELECT err($$SELECT dedup.enable('hostile_dom', 'body', published_at => 'pub')$$);
+DROP TABLE hostile_dom;
+DROP DOMAIN hostile_time;
+-- candidates of a relation that does not exist: 42P01, as everywhere.
+SELECT err($$SELECT * FROM dedup.candidates(0::regclass, 'imatch:{1}', 5)$$);
+-- A refused option's value is quoted at most 40 characters long.
+SELECT dedup.create_collection('hostile_kernel');
+SELECT err($$SELECT dedup.train('m', 'hostile_kernel', 'SELECT 1', jsonb_build_object('kernel', repeat('k', 100000)))$$);
+SELECT dedup.drop_collection('hostile_kernel');

@@ -79,6 +79,8 @@ SELECT dedup.classify_pair('news_copy', a, b) FROM labelled WHERE a_dup_b LIMIT 
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{model}', '"50474 44d01"')) FROM exported$$);
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{model}', to_jsonb(left(j->>'model', 40)))) FROM exported$$);
 SELECT err($$SELECT dedup.import_model('{"name": "x"}')$$);
+SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{name}', '1')) FROM exported$$);
+SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{format}', '"pg_dedup model v9"')) FROM exported$$);
 -- The bytes decide the kernel: an export that says otherwise is refused; the
 -- threshold rule's name cannot be a model's.
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{kernel}', '"poly"')) FROM exported$$);

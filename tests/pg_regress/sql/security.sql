@@ -689,3 +689,99 @@ SET application_name = 'citus_internal gpid=1';
 DROP TABLE sec_citus_name;
 RESET application_name;
 SELECT count(*) AS registrations_left FROM dedup.enabled_tables e WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = e.tbl);
+-- Reading functions ask what a SELECT would: USAGE on the table's schema too.
+CREATE ROLE sec_analyst;
+CREATE SCHEMA sec_nousage;
+CREATE TABLE sec_nousage.t (id int PRIMARY KEY, body text);
+SELECT dedup.enable('sec_nousage.t', 'body', collection => 'sec_nousage');
+INSERT INTO sec_nousage.t VALUES (1, 'The harbour authority closed the northern pier after a storm damaged its lights.');
+GRANT SELECT ON sec_nousage.t TO sec_analyst;
+SELECT 'sec_nousage.t'::regclass::oid AS nousage_oid \gset
+SET ROLE sec_analyst;
+SELECT err(format($$SELECT dedup.is_duplicate(%s::oid::regclass, 'The harbour authority closed the northern pier')$$, :nousage_oid));
+SELECT err(format($$SELECT * FROM dedup.find_original(%s::oid::regclass, dedup.to_document('The harbour authority closed the northern pier'))$$, :nousage_oid));
+SELECT err(format($$SELECT * FROM dedup.pairs(%s::oid::regclass)$$, :nousage_oid));
+SELECT err($$SELECT * FROM dedup.weights(dedup.to_document('harbour zebra'), 'sec_nousage')$$);
+SELECT count(*) AS nousage_listed FROM dedup.status WHERE collection = 'sec_nousage';
+RESET ROLE;
+-- A model stored as default is public, but a pair function weighs against its
+-- collection's statistics: read by who may read that collection.
+BEGIN;
+CREATE TEMP TABLE sec_lp AS
+SELECT dedup.to_document(format('Story %s: the mayor opened bridge number %s over the river today.', i, i)) AS a,
+       dedup.to_document(format('Story %s: the mayor opened bridge number %s over the river today. More follows.', i, i)) AS b,
+       true AS a_dup_b, i % 2 = 0 AS b_dup_a
+FROM generate_series(1, 10) i
+UNION ALL
+SELECT dedup.to_document(format('Story %s: the mayor opened bridge number %s.', i, i)),
+       dedup.to_document(format('A storm closed airport %s for the night; %s flights were diverted.', i, i * 3)), false, false
+FROM generate_series(1, 10) i;
+SELECT dedup.train('default', 'sec_nousage', 'SELECT a, b, a_dup_b, b_dup_a FROM sec_lp') IS NOT NULL AS trained;
+SET ROLE sec_analyst;
+SELECT err($$SELECT count(*) FROM dedup.explain_pair('default', dedup.to_document('harbour pier'), dedup.to_document('harbour storm'))$$);
+SELECT err($$SELECT dedup.pair_score('default', dedup.to_document('harbour pier'), dedup.to_document('harbour storm'))$$);
+ROLLBACK;
+SELECT dedup.disable('sec_nousage.t');
+DROP SCHEMA sec_nousage CASCADE;
+-- A collection two tables share, of which the analyst reads one: the functions
+-- that judge that table's rows weigh them against the whole collection.
+CREATE TABLE sec_pub (id int PRIMARY KEY, body text);
+CREATE TABLE sec_priv (id int PRIMARY KEY, body text);
+SELECT dedup.enable('sec_pub', 'body', collection => 'sec_shared');
+SELECT dedup.enable('sec_priv', 'body', collection => 'sec_shared');
+INSERT INTO sec_pub VALUES (1, 'The city council approved the new budget for public parks and libraries on Monday.');
+INSERT INTO sec_priv VALUES (1, 'Veltrana auditors found irregularities at the Lisbon subsidiary on Friday.');
+GRANT SELECT ON sec_pub TO sec_analyst;
+SET ROLE sec_analyst;
+SELECT err($$SELECT * FROM dedup.find_original('sec_pub', dedup.to_document('The city council approved the new budget for public parks. Lisbon Lisbon'))$$);
+SELECT err($$SELECT dedup.is_duplicate('sec_pub', 'The city council approved the new budget for public parks. Lisbon Lisbon')$$);
+SELECT err($$SELECT count(*) FROM dedup.groups('sec_pub')$$);
+RESET ROLE;
+-- disable takes the table's documents out of a collection that stays: nobody
+-- reads them in its statistics any more.
+SELECT documents FROM dedup.status WHERE collection = 'sec_shared';
+SELECT dedup.disable('sec_priv');
+SELECT documents FROM dedup.status WHERE collection = 'sec_shared';
+SELECT count(*) AS veltrana_terms FROM dedup.term_stats t JOIN dedup.collections c ON c.id = t.collection_id
+ WHERE c.name = 'sec_shared' AND t.term LIKE 'veltran%' AND t.df > 0;
+SET ROLE sec_analyst;
+SELECT count(*) AS pub_original FROM dedup.find_original('sec_pub', dedup.to_document('The city council approved the new budget for public parks and libraries on Monday.'));
+RESET ROLE;
+-- A table dropped from a shared collection leaves its documents counted until
+-- a recompute: until then only the configuration rights read the statistics.
+SELECT dedup.enable('sec_priv', 'body', collection => 'sec_shared');
+DROP TABLE sec_priv;
+SET ROLE sec_analyst;
+SELECT err($$SELECT count(*) FROM dedup.weights(dedup.to_document('Veltrana Lisbon'), 'sec_shared')$$);
+SELECT count(*) AS shared_listed FROM dedup.status WHERE collection = 'sec_shared';
+RESET ROLE;
+SELECT dedup.recompute('sec_shared');
+SET ROLE sec_analyst;
+SELECT count(*) AS weighed FROM dedup.weights(dedup.to_document('Veltrana Lisbon'), 'sec_shared');
+RESET ROLE;
+SELECT dedup.disable('sec_pub');
+DROP TABLE sec_pub;
+-- A writer through a view (no INSERT right on the table itself) gets no
+-- original's key: the view may hide the original. A direct writer without
+-- SELECT gets it stored (it cannot read it back).
+CREATE TABLE sec_base (id int PRIMARY KEY, public boolean, body text);
+SELECT dedup.enable('sec_base', 'body');
+INSERT INTO sec_base VALUES (2, false, 'The museum returned three paintings to the family of their original owner after a long court case.');
+CREATE VIEW sec_view WITH (security_barrier) AS SELECT * FROM sec_base WHERE public WITH CHECK OPTION;
+GRANT SELECT, INSERT ON sec_view TO sec_analyst;
+CREATE ROLE sec_writer;
+GRANT INSERT ON sec_base TO sec_writer;
+SET ROLE sec_analyst;
+INSERT INTO sec_view (id, public, body)
+VALUES (50, true, 'The museum returned three paintings to the family of their original owner after a long court case.')
+RETURNING id, duplicate_of, dedup_verdict;
+RESET ROLE;
+SET ROLE sec_writer;
+INSERT INTO sec_base (id, public, body)
+VALUES (51, true, 'The museum returned three paintings to the family of their original owner after a long court case.');
+RESET ROLE;
+SELECT id, duplicate_of, dedup_verdict FROM sec_base WHERE id IN (50, 51) ORDER BY id;
+DROP VIEW sec_view;
+SELECT dedup.disable('sec_base');
+DROP TABLE sec_base;
+DROP ROLE sec_analyst, sec_writer;
