@@ -185,7 +185,7 @@ COMMENT ON FUNCTION dedup._drop_key_type(text) IS
 -- SECURITY DEFINER: the owner of a table may change its partitions without rights
 -- on the dedup schema's tables.
 CREATE FUNCTION dedup._partitions_changed() RETURNS event_trigger
-SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET citus.allow_nested_distributed_execution = on
 LANGUAGE plpgsql AS $$
 DECLARE
     e dedup.enabled_tables;
@@ -305,7 +305,7 @@ CREATE EVENT TRIGGER dedup_partitions_changed ON ddl_command_end
 -- - FORCE ROW LEVEL SECURITY on it or one of its partitions: pg_dedup reads the
 --   table as its owner, whom the policies would then hide rows from.
 CREATE FUNCTION dedup._unsupported_ddl() RETURNS event_trigger
-SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+SET search_path = pg_catalog, pg_temp SET citus.allow_nested_distributed_execution = on LANGUAGE plpgsql AS $$
 DECLARE
     child regclass;
     parent regclass;
@@ -977,7 +977,7 @@ COMMENT ON FUNCTION dedup.disable(regclass) IS
 -- documents until dedup.recompute, and a NOTICE says so. SECURITY DEFINER: the
 -- owner of a table may drop it without rights on the dedup schema's tables.
 CREATE FUNCTION dedup._forget_dropped() RETURNS event_trigger
-SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET citus.allow_nested_distributed_execution = on
 LANGUAGE plpgsql AS $$
 DECLARE
     gone record;
@@ -1091,7 +1091,7 @@ CREATE EVENT TRIGGER dedup_forget_dropped ON sql_drop EXECUTE FUNCTION dedup._fo
 -- follows a renamed column. A renamed key column is refused (duplicate_of's
 -- composite type names the key columns): disable, rename, enable.
 CREATE FUNCTION dedup._columns_renamed() RETURNS event_trigger
-SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET citus.allow_nested_distributed_execution = on
 LANGUAGE plpgsql AS $$
 DECLARE
     cmd record;
@@ -1154,7 +1154,7 @@ CREATE EVENT TRIGGER dedup_columns_renamed ON ddl_command_end
 -- a WARNING that says what to run. A key of several columns cannot follow (its
 -- composite type is in use): a WARNING says so.
 CREATE FUNCTION dedup._key_type_changed() RETURNS event_trigger
-SET search_path = pg_catalog, pg_temp
+SET search_path = pg_catalog, pg_temp SET citus.allow_nested_distributed_execution = on
 LANGUAGE plpgsql AS $$
 DECLARE
     r record;

@@ -374,7 +374,12 @@ pub extern "C" fn pg_finfo_dedup_partition_dropping() -> &'static pg_sys::Pg_fin
 }
 
 /// `dedup._partition_dropping()`, the event trigger function (see [`dropping`] and
-/// [`partition_ddl`]).
+/// [`partition_ddl`]). Its queries of the extension's tables are allowed under
+/// Citus's local execution of a shard's DDL (`citus::nested`), as the plpgsql
+/// event triggers' `SET citus.allow_nested_distributed_execution` allows theirs:
+/// on a node that holds shards a `DROP TABLE` of a distributed table drops them
+/// in the client's backend, and Citus otherwise refused it ("cannot execute a
+/// distributed query from a query on a shard").
 #[no_mangle]
 #[doc(hidden)]
 #[pg_guard]
@@ -383,6 +388,15 @@ pub unsafe extern "C-unwind" fn dedup_partition_dropping(
 ) -> pg_sys::Datum {
     // SAFETY: PostgreSQL calls an event trigger function with EventTriggerData as
     // its context; anything else is left alone.
+    crate::pg::citus::nested(|| unsafe { partition_dropping(fcinfo) })
+}
+
+/// [`dedup_partition_dropping`]'s body.
+///
+/// # Safety
+/// `fcinfo` is the call PostgreSQL made.
+unsafe fn partition_dropping(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    // SAFETY: by the caller's contract; the context is checked before its use.
     unsafe {
         let ctx = (*fcinfo).context;
         if !ctx.is_null() && (*ctx).type_ == pg_sys::NodeTag::T_EventTriggerData {

@@ -62,28 +62,46 @@ pub fn nested<R>(f: impl FnOnce() -> R) -> R {
     }
 }
 
-/// The distributed table whose shard `rel` is, when it is one (Citus names a shard
-/// `<table>_<shard id>`, beside its table).
+/// The distributed table whose shard `rel` is, when it is one. Citus names a shard
+/// `<table>_<shard id>` beside its table (a long name cut, with a hash, before the
+/// `_<shard id>`). The name is read from the syscache, not from a query on
+/// `pg_class`: Citus hides shards from those in a client's backend, where a node
+/// that holds shards (a single-node cluster, a coordinator with
+/// `shouldhaveshards`) runs an insert into its own shard itself (an audit found
+/// every such row left unchecked), and Citus itself says whether the relation is
+/// that shard.
 pub fn logical_table(rel: pg_sys::Oid) -> Option<pg_sys::Oid> {
     if !present() {
         return None;
     }
+    let shard: i64 = rel_name(rel)?.rsplit_once('_')?.1.parse().ok()?;
     Spi::connect(|c| {
         let t = cache::select(
             c,
-            "SELECT s.logicalrelid::oid FROM pg_catalog.pg_class r \
-             JOIN pg_catalog.pg_dist_shard s ON s.shardid = substring(r.relname FROM '_([0-9]+)$')::bigint \
-             JOIN pg_catalog.pg_class l ON l.oid = s.logicalrelid \
-             WHERE r.oid = $1 AND l.relnamespace = r.relnamespace \
-               AND r.relname = l.relname || '_' || s.shardid",
+            "SELECT s.logicalrelid::pg_catalog.oid FROM pg_catalog.pg_dist_shard s \
+             WHERE s.shardid = $1 AND pg_catalog.relation_is_a_known_shard($2::pg_catalog.oid::pg_catalog.regclass)",
             Some(1),
-            &[rel.into()],
+            &[shard.into(), rel.into()],
         );
         if t.is_empty() {
             return None;
         }
         t.first().get::<pg_sys::Oid>(1).ok().flatten()
     })
+}
+
+/// A relation's name, from the syscache (None when there is no such relation).
+fn rel_name(rel: pg_sys::Oid) -> Option<String> {
+    // SAFETY: a syscache lookup by OID; a palloc'd copy of the name, or null.
+    unsafe {
+        let p = pg_sys::get_rel_name(rel);
+        if p.is_null() {
+            return None;
+        }
+        let name = std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
+        pg_sys::pfree(p.cast());
+        Some(name)
+    }
 }
 
 /// Whether `tbl` is a Citus distributed table (or a reference table).
@@ -117,7 +135,8 @@ pub fn is_distributed_name(name: &str) -> bool {
 /// This node's copy of the reference table named `name` (a shard of it, beside it)
 /// and that copy's primary key index, when this node has one. Code that reads a
 /// table directly, without a query, reads that copy: the table itself is an empty
-/// shell on every node.
+/// shell on every node. The copy is found by name in the syscache: a query on
+/// `pg_class` does not see it in a client's backend (see [`logical_table`]).
 pub fn local_placement(name: &str) -> Option<(pg_sys::Oid, pg_sys::Oid)> {
     if !present() {
         return None;
@@ -125,10 +144,8 @@ pub fn local_placement(name: &str) -> Option<(pg_sys::Oid, pg_sys::Oid)> {
     Spi::connect(|c| {
         let t = cache::select(
             c,
-            "SELECT r.oid, i.indexrelid FROM pg_catalog.pg_dist_shard s \
-             JOIN pg_catalog.pg_class l ON l.oid = s.logicalrelid \
-             JOIN pg_catalog.pg_class r ON r.relnamespace = l.relnamespace AND r.relname = l.relname || '_' || s.shardid \
-             JOIN pg_catalog.pg_index i ON i.indrelid = r.oid AND i.indisprimary \
+            "SELECT l.relname::pg_catalog.text || '_' || s.shardid, l.relnamespace \
+             FROM pg_catalog.pg_dist_shard s JOIN pg_catalog.pg_class l ON l.oid = s.logicalrelid \
              WHERE s.logicalrelid = $1::pg_catalog.regclass",
             Some(1),
             &[name.into()],
@@ -137,9 +154,23 @@ pub fn local_placement(name: &str) -> Option<(pg_sys::Oid, pg_sys::Oid)> {
             return None;
         }
         let r = t.first();
-        Some((
-            r.get::<pg_sys::Oid>(1).ok().flatten()?,
-            r.get::<pg_sys::Oid>(2).ok().flatten()?,
-        ))
+        let shard = r.get::<String>(1).ok().flatten()?;
+        let nsp = r.get::<pg_sys::Oid>(2).ok().flatten()?;
+        let shard = std::ffi::CString::new(shard).ok()?;
+        // SAFETY: a syscache lookup by name and schema; InvalidOid when absent.
+        let rel = unsafe { pg_sys::get_relname_relid(shard.as_ptr(), nsp) };
+        if rel == pg_sys::InvalidOid {
+            return None;
+        }
+        let idx = cache::select(
+            c,
+            "SELECT i.indexrelid FROM pg_catalog.pg_index i WHERE i.indrelid = $1 AND i.indisprimary",
+            Some(1),
+            &[rel.into()],
+        );
+        if idx.is_empty() {
+            return None;
+        }
+        Some((rel, idx.first().get::<pg_sys::Oid>(1).ok().flatten()?))
     })
 }

@@ -228,3 +228,37 @@ DROP TABLE dropped;
 SELECT string_agg(tbl::text, ', ' ORDER BY tbl::text) AS coordinator FROM dedup.enabled_tables;
 SELECT result AS worker FROM run_command_on_workers(
     $$SELECT string_agg(tbl::text, ', ' ORDER BY tbl::text) FROM dedup.enabled_tables$$) ORDER BY nodeport;
+-- The coordinator holding shards too (as a single-node cluster does, or one with
+-- shouldhaveshards): an insert into a shard of this node runs in the client's own
+-- backend (Citus's local execution), where Citus hides shards from queries on
+-- pg_class; and a long table name gets shard names cut with a hash. Every row is
+-- still checked (an audit found them all left unchecked), and disable and DROP
+-- TABLE work on the shards here.
+SELECT nodeport AS coord_port FROM pg_dist_node WHERE groupid = 0 \gset
+SELECT 1 AS set FROM citus_set_node_property('localhost', :coord_port, 'shouldhaveshards', true);
+CREATE TABLE news_written_on_this_node_with_a_name_long_enough_to_be_cut (
+    id bigint PRIMARY KEY, published timestamptz, body text);
+SELECT create_distributed_table('news_written_on_this_node_with_a_name_long_enough_to_be_cut', 'id',
+                                colocate_with => 'none');
+SELECT dedup.enable('news_written_on_this_node_with_a_name_long_enough_to_be_cut', 'body', published_at => 'published');
+SELECT count(*) FILTER (WHERE p.groupid = 0) > 0 AS shards_on_coordinator
+FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid)
+WHERE s.logicalrelid = 'news_written_on_this_node_with_a_name_long_enough_to_be_cut'::regclass;
+SELECT format('INSERT INTO news_written_on_this_node_with_a_name_long_enough_to_be_cut VALUES (%s, %L, %L)',
+              id, published, body) FROM stream ORDER BY id \gexec
+SELECT count(dedup_doc) AS checked, count(duplicate_of) AS marked
+FROM news_written_on_this_node_with_a_name_long_enough_to_be_cut;
+SELECT marks = :'single_marks' AS same_marks
+FROM digests('news_written_on_this_node_with_a_name_long_enough_to_be_cut');
+CREATE TABLE here (id bigint PRIMARY KEY, body text);
+SELECT create_distributed_table('here', 'id', colocate_with => 'none');
+SELECT dedup.enable('here', 'body');
+INSERT INTO here VALUES (1, story(1));
+INSERT INTO here VALUES (2, story(1));
+SELECT count(duplicate_of) AS here_marked FROM here;
+SELECT dedup.disable('here');
+SELECT count(*) AS dedup_columns_left FROM pg_attribute WHERE attrelid = 'here'::regclass AND attname LIKE 'dedup%' AND NOT attisdropped;
+DROP TABLE here;
+DROP TABLE news_written_on_this_node_with_a_name_long_enough_to_be_cut;
+SELECT 1 AS set FROM citus_set_node_property('localhost', :coord_port, 'shouldhaveshards', false);
+SELECT string_agg(tbl::text, ', ' ORDER BY tbl::text) AS coordinator FROM dedup.enabled_tables;
