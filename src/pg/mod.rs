@@ -118,21 +118,50 @@ pub fn interrupts() -> impl FnMut() -> crate::error::Result<()> {
 
 /// A cursor over a caller's pairs query, which must return `columns`: a query
 /// SPI cannot run as one (no SELECT: COPY, BEGIN; 42P11 as a cursor) or refuses
-/// is the same 22023 every pairs query gives.
+/// is the same 22023 every pairs query gives. The cursor is always read-only
+/// (SPI's `read_only`: a `DELETE … RETURNING` is refused with 0A000, and the
+/// query sees the snapshot of the statement that called): pgrx opens one
+/// read-only only while the transaction has written nothing, so inside a
+/// transaction that had, a pairs query could write.
 pub fn pairs_cursor<'conn>(
     c: &pgrx::spi::SpiClient<'conn>,
     query: &str,
     columns: &str,
 ) -> pgrx::spi::SpiCursor<'conn> {
-    pgrx::PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
-        c.try_open_cursor(query, &[])
+    // Text from PostgreSQL holds no NUL.
+    let src = std::ffi::CString::new(query).unwrap_or_else(|_| query_not_select(columns));
+    let name = pgrx::PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: SPI is connected (`c`); a query without parameters; the portal
+        // returned, when there is one, lives until the connection ends, and its
+        // name is copied out.
+        unsafe {
+            let portal = pgrx::pg_sys::SPI_cursor_open_with_args(
+                std::ptr::null(),
+                src.as_ptr(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                true,
+                0,
+            );
+            (!portal.is_null()).then(|| {
+                std::ffi::CStr::from_ptr((*portal).name)
+                    .to_string_lossy()
+                    .into_owned()
+            })
+        }
     }))
     .catch_when(
         pgrx::PgSqlErrorCode::ERRCODE_INVALID_CURSOR_DEFINITION,
         |_| query_not_select(columns),
     )
-    .execute()
-    .unwrap_or_else(|e| query_refused(columns, e))
+    .execute();
+    let Some(name) = name else {
+        query_not_select(columns)
+    };
+    c.find_cursor(&name)
+        .unwrap_or_else(|e| query_refused(columns, e))
 }
 
 /// The next `count` rows of `cur`, handed to `f`, then their tuple table freed:

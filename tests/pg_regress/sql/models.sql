@@ -120,6 +120,9 @@ SELECT err($$SELECT * FROM dedup.explain_pair('threshold', '{"v":1}', '{"v":1}')
 -- its limit, and what is no SELECT is refused as such.
 SELECT err($$SELECT dedup.train('x', 'm', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled, generate_series(1, 1000000)')$$);
 SELECT err($$SELECT dedup.train('x', 'm', 'INSERT INTO labelled SELECT * FROM labelled RETURNING *')$$);
+-- Also when the transaction has written already (pgrx then opens cursors read-write).
+SELECT err($$WITH w AS (INSERT INTO labelled SELECT * FROM labelled LIMIT 1 RETURNING 1) SELECT dedup.train('x', 'm', 'DELETE FROM labelled RETURNING *') FROM w$$);
+SELECT count(*) AS labelled_kept FROM labelled;
 SELECT tp + fp + fn + tn AS examples FROM dedup.evaluate('news', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled, generate_series(1, 10)');
 
 -- A model deleted and trained again under its name is judged anew, though its
