@@ -415,16 +415,20 @@ fn candidate_edges(
             Some(col) => format!("a.{}", pgrx::spi::quote_identifier(col)),
             None => String::new(),
         };
+        // The backfill reads every row, those without candidates too (a NULL
+        // match), so that its progress counts them.
         format!(
-            "SELECT {ka}::text, b.k, {ka} < b.key FROM {t} a, \
+            "SELECT {ka}::text, b.k, {ka} < b.key FROM {t} a {join} \
              LATERAL (SELECT {kb} AS key, {kb}::text AS k FROM {t} b \
                       WHERE b.dedup_sig OPERATOR(dedup.%) a.dedup_sig AND b.dedup_doc IS NOT NULL \
                       AND {before}{in_window} \
-                      ORDER BY dedup.shared_keys(b.dedup_sig, a.dedup_sig) DESC, {kb} LIMIT {limit}) b \
+                      ORDER BY dedup.shared_keys(b.dedup_sig, a.dedup_sig) DESC, {kb} LIMIT {limit}) b {on} \
              WHERE a.dedup_doc IS NOT NULL",
             t = cfg.tname,
             before = before(&ka, &a_time),
             in_window = window_clause(""),
+            join = if pairing == Pairing::BestEarlier { "LEFT JOIN" } else { "CROSS JOIN" },
+            on = if pairing == Pairing::BestEarlier { "ON true" } else { "" },
         )
     };
     let mut ids: HashMap<String, u32> = HashMap::new();
@@ -477,16 +481,17 @@ fn candidate_edges(
                     let more = crate::pg::fetch_batch(&mut cur, 10_000, |batch| {
                         let more = !batch.is_empty();
                         for r in batch {
-                            let (Some(ka), Some(kb)) = (
-                                r.get::<String>(1).ok().flatten(),
-                                r.get::<String>(2).ok().flatten(),
-                            ) else {
+                            let Some(ka) = r.get::<String>(1).ok().flatten() else {
                                 continue;
                             };
                             if last_a.as_deref() != Some(ka.as_str()) {
                                 rows_read += 1;
                                 last_a = Some(ka.clone());
                             }
+                            // A row without a candidate (the backfill's NULL match).
+                            let Some(kb) = r.get::<String>(2).ok().flatten() else {
+                                continue;
+                            };
                             let a = id(ka, &mut keys);
                             let b = id(kb, &mut keys);
                             // Each pair as (smaller key, larger key).

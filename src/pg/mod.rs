@@ -156,6 +156,26 @@ pub fn pairs_cursor<'conn>(
         pgrx::PgSqlErrorCode::ERRCODE_INVALID_CURSOR_DEFINITION,
         |_| query_not_select(columns),
     )
+    // PostgreSQL's own words for a read-only cursor over a statement that writes
+    // ("DELETE is not allowed in a non-volatile function") name no function here.
+    .catch_when(pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED, |e| {
+        let what = match e {
+            pgrx::pg_sys::panic::CaughtError::PostgresError(r)
+            | pgrx::pg_sys::panic::CaughtError::ErrorReport(r)
+            | pgrx::pg_sys::panic::CaughtError::RustPanic { ereport: r, .. } => r
+                .message()
+                .split(" is not allowed")
+                .next()
+                .unwrap_or("it")
+                .to_owned(),
+        };
+        raise(DedupError::FeatureNotSupported {
+            msg: format!("pairs query must not write: {what} is not allowed in it"),
+            hint: Some(format!(
+                "the pairs query is read as a query: one SELECT returning {columns}"
+            )),
+        })
+    })
     .execute();
     let Some(name) = name else {
         query_not_select(columns)

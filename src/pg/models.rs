@@ -680,8 +680,7 @@ fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonArg, 
             ),
         });
     }
-    // The locks the store at the end takes, taken before the fit (after the pairs query,
-    // which runs read-only only before this transaction's first write here): a session that
+    // The locks the store at the end takes, taken before the fit: a session that
     // holds the models table or the model's row makes train wait, or fail under
     // lock_timeout, now rather than after a fit of minutes (an audit lost a 40 s
     // fit so).
@@ -923,7 +922,8 @@ fn import_model(model: JsonArg) -> String {
     if let Some(k) = j.get("kernel").filter(|k| !k.is_null()) {
         if k.as_str() != Some(kernel_name(&m.kernel)) {
             bad(&format!(
-                "\"kernel\" is {k}, the model bytes hold a {} model",
+                "\"kernel\" is {}, the model bytes hold a {} model",
+                crate::error::json_excerpt(k),
                 kernel_name(&m.kernel)
             ));
         }

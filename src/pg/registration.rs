@@ -364,7 +364,7 @@ pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
     require_owner(tbl);
     // In the caller's search_path, as PostgreSQL names it in messages.
     let name = table_name(tbl);
-    let coll_id = as_owner(|| {
+    let locked = as_owner(|| {
         lookup::one_with_args::<i32>(
             "SELECT collection_id FROM dedup.enabled_tables WHERE tbl = $1::oid::regclass",
             &[tbl.into()],
@@ -372,10 +372,10 @@ pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
         .ok()
         .flatten()
     });
-    let Some(coll_id) = coll_id else {
+    let Some(locked) = locked else {
         raise(not_enabled(&name))
     };
-    crate::pg::stats_lock::write(coll_id);
+    crate::pg::stats_lock::write(locked);
     Spi::run(&format!(
         "LOCK TABLE {} IN ACCESS EXCLUSIVE MODE",
         lookup::qualified_relation(tbl)
@@ -405,7 +405,11 @@ pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
             raise(not_enabled(&name))
         };
         // Read again under the locks: a disable or enable that committed while
-        // this waited.
+        // this waited (into another collection: its lock too, late but before
+        // its statistics are written).
+        if coll_id != locked {
+            crate::pg::stats_lock::write(coll_id);
+        }
         let others = lookup::one_with_args::<bool>(
             "SELECT EXISTS (SELECT 1 FROM dedup.collection_tables c \
                             WHERE c.collection_id = $1 AND c.tbl <> $2::oid::regclass)",
@@ -414,11 +418,13 @@ pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
         .ok()
         .flatten()
         .unwrap_or(false);
-        if (!created || others) && !crate::pg::citus::is_distributed(tbl) {
-            // The collection stays: it stops counting this table's documents,
-            // which those who read only its other tables could otherwise read
-            // in its statistics. (On Citus the workers count a distributed
-            // table's documents.)
+        // The collection stays (another table reads it, `enable` was given it, or
+        // a model trained on it keeps it): it stops counting this table's
+        // documents, which those who read only its other tables, or a table
+        // enabled into it later, could otherwise read in its statistics. (On
+        // Citus the workers count a distributed table's documents.)
+        let stays = !created || others || crate::pg::catalog::models_trained_on(&coll).is_some();
+        if stays && !crate::pg::citus::is_distributed(tbl) {
             for leaf in crate::pg::partitions::leaves(tbl, None) {
                 crate::pg::attach::count_partition(tbl, leaf.rel, -1);
             }

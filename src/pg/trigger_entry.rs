@@ -56,8 +56,8 @@ impl Fired {
 /// (0A000, as PL/pgSQL does) and a trigger fired otherwise than `dedup.enable`
 /// installs it (39P01: a statement function as a BEFORE row trigger would drop
 /// every row; a trigger of another name than `tgname`, the one `enable` gives it,
-/// or that name with a Citus shard's `_<shard id>`: a second `dedup._row_stored`
-/// trigger counted each row twice), then runs `body`.
+/// or, where Citus is installed, that name with a shard's `_<shard id>`: a second
+/// `dedup._row_stored` trigger counted each row twice), then runs `body`.
 ///
 /// # Safety
 /// `fcinfo` is the call PostgreSQL made.
@@ -98,16 +98,24 @@ pub(crate) unsafe fn enter_trigger(
         });
     }
     if let Some(expected) = tgname {
+        // On a Citus shard the trigger's name ends in the shard's id. Not checked
+        // against pg_dist_shard: while create_distributed_table copies rows into
+        // new shards, a worker does not know them yet.
         let named = trigger.name().is_ok_and(|n| {
             n == expected
                 || n.strip_prefix(expected)
                     .and_then(|rest| rest.strip_prefix('_'))
-                    .is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+                    .is_some_and(|id| {
+                        !id.is_empty()
+                            && id.bytes().all(|b| b.is_ascii_digit())
+                            && crate::pg::citus::present()
+                    })
         });
         if !named {
             raise(DedupError::TriggerProtocol {
                 msg: format!(
-                    "dedup.{name}() fires only as the trigger {expected} that dedup.enable creates"
+                    "dedup.{name}() fires only as the trigger {expected} that dedup.enable creates, not as \"{}\"",
+                    crate::error::excerpt(trigger.name().unwrap_or("?"))
                 ),
                 hint: Some("dedup.enable installs it; do not create triggers on it by hand".into()),
             });

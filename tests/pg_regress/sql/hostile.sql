@@ -173,6 +173,10 @@ SELECT dedup.enable('hostile_trg', 'body');
 CREATE TRIGGER again AFTER INSERT OR UPDATE ON hostile_trg FOR EACH ROW EXECUTE FUNCTION dedup._row_stored();
 SELECT err($$INSERT INTO hostile_trg VALUES (1, 'Мост через реку откроют весной после ремонта.')$$);
 DROP TRIGGER again ON hostile_trg;
+-- Nor under enable's name with a shard's suffix, on a table that is no shard.
+CREATE TRIGGER dedup_row_stored_7 AFTER INSERT OR UPDATE ON hostile_trg FOR EACH ROW EXECUTE FUNCTION dedup._row_stored();
+SELECT err($$INSERT INTO hostile_trg VALUES (1, 'Мост через реку откроют весной после ремонта.')$$);
+DROP TRIGGER dedup_row_stored_7 ON hostile_trg;
 CREATE TABLE hostile_plain (id int PRIMARY KEY, body text);
 CREATE TRIGGER by_hand BEFORE INSERT ON hostile_plain FOR EACH ROW EXECUTE FUNCTION dedup._trigger();
 SELECT err($$INSERT INTO hostile_plain VALUES (1, 'Мост через реку откроют весной после ремонта.')$$);

@@ -761,9 +761,21 @@ SELECT count(*) AS weighed FROM dedup.weights(dedup.to_document('Veltrana Lisbon
 RESET ROLE;
 SELECT dedup.disable('sec_pub');
 DROP TABLE sec_pub;
+-- disable of the only table of a collection a model keeps takes its documents
+-- out too: a table enabled into it later reads no word of them.
+CREATE TABLE sec_kept (id int PRIMARY KEY, body text);
+SELECT dedup.enable('sec_kept', 'body');
+INSERT INTO sec_kept SELECT i, format('Story %s: the mayor opened bridge number %s over the river today. Zanzibarite %s.', i, i, i) FROM generate_series(1, 12) i;
+SELECT dedup.train('sec_kept_model', 'sec_kept', $$SELECT a.dedup_doc, b.dedup_doc, a.id % 2 = 0, false FROM sec_kept a JOIN sec_kept b ON b.id = a.id % 12 + 1$$) IS NOT NULL AS trained;
+SELECT dedup.disable('sec_kept');
+SELECT s.n_docs AS kept_documents FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'sec_kept';
+DELETE FROM dedup.models WHERE name = 'sec_kept_model';
+SELECT dedup.drop_collection('sec_kept');
+DROP TABLE sec_kept;
 -- A writer through a view (no INSERT right on the table itself) gets no
 -- original's key: the view may hide the original. A direct writer without
--- SELECT gets it stored (it cannot read it back).
+-- SELECT gets it stored (security.md: what a view of the writer's that shows
+-- duplicate_of then shows).
 CREATE TABLE sec_base (id int PRIMARY KEY, public boolean, body text);
 SELECT dedup.enable('sec_base', 'body');
 INSERT INTO sec_base VALUES (2, false, 'The museum returned three paintings to the family of their original owner after a long court case.');
