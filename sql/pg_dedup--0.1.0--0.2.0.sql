@@ -315,6 +315,14 @@ CREATE OR REPLACE FUNCTION dedup._delete_trigger() RETURNS trigger
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 LANGUAGE plpgsql AS $$
 BEGIN
+    -- Only under the name dedup.enable gives it (with a shard's _<id> where Citus
+    -- is installed): a second such trigger would take each row out twice.
+    IF TG_NAME <> 'dedup_delete_trigger'
+       AND NOT (TG_NAME OPERATOR(pg_catalog.~) '^dedup_delete_trigger_[0-9]+$'
+                AND pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL) THEN
+        RAISE EXCEPTION 'dedup._delete_trigger() fires only as the trigger dedup_delete_trigger that dedup.enable creates, not as "%"', TG_NAME
+            USING ERRCODE = 'trigger_protocol_violated', HINT = 'dedup.enable installs it; do not create triggers on it by hand';
+    END IF;
     -- Only as dedup.enable installs it: a column of another type would be cast to
     -- dedup.document by a cast its owner wrote, with this function's rights.
     IF pg_catalog.pg_typeof(OLD.dedup_doc) <> 'dedup.document'::pg_catalog.regtype THEN
@@ -331,6 +339,12 @@ CREATE FUNCTION dedup._truncate_trigger() RETURNS trigger
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 LANGUAGE plpgsql AS $$
 BEGIN
+    IF TG_NAME <> 'dedup_truncate_trigger'
+       AND NOT (TG_NAME OPERATOR(pg_catalog.~) '^dedup_truncate_trigger_[0-9]+$'
+                AND pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL) THEN
+        RAISE EXCEPTION 'dedup._truncate_trigger() fires only as the trigger dedup_truncate_trigger that dedup.enable creates, not as "%"', TG_NAME
+            USING ERRCODE = 'trigger_protocol_violated', HINT = 'dedup.enable installs it; do not create triggers on it by hand';
+    END IF;
     PERFORM dedup._recompute_truncated(c.name, TG_RELID)
     FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id
     WHERE e.tbl = TG_RELID OR e.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(TG_RELID) a);

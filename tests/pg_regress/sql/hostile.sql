@@ -177,6 +177,11 @@ DROP TRIGGER again ON hostile_trg;
 CREATE TRIGGER dedup_row_stored_7 AFTER INSERT OR UPDATE ON hostile_trg FOR EACH ROW EXECUTE FUNCTION dedup._row_stored();
 SELECT err($$INSERT INTO hostile_trg VALUES (1, 'Мост через реку откроют весной после ремонта.')$$);
 DROP TRIGGER dedup_row_stored_7 ON hostile_trg;
+-- The same for the delete trigger (a second one took each row out twice).
+INSERT INTO hostile_trg VALUES (1, 'Мост через реку откроют весной после ремонта.');
+CREATE TRIGGER twice AFTER DELETE ON hostile_trg FOR EACH ROW EXECUTE FUNCTION dedup._delete_trigger();
+SELECT err($$DELETE FROM hostile_trg$$);
+DROP TRIGGER twice ON hostile_trg;
 CREATE TABLE hostile_plain (id int PRIMARY KEY, body text);
 CREATE TRIGGER by_hand BEFORE INSERT ON hostile_plain FOR EACH ROW EXECUTE FUNCTION dedup._trigger();
 SELECT err($$INSERT INTO hostile_plain VALUES (1, 'Мост через реку откроют весной после ремонта.')$$);

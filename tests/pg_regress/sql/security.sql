@@ -253,7 +253,7 @@ SELECT count(*) AS temp_table_triggers_fired FROM sec_seen WHERE who LIKE 'temp 
 SET ROLE regress_dedup_owner;
 CREATE TABLE sec_fake (dedup_doc int);
 INSERT INTO sec_fake VALUES (1);
-CREATE TRIGGER sec_fake AFTER DELETE ON sec_fake FOR EACH ROW EXECUTE FUNCTION dedup._delete_trigger();
+CREATE TRIGGER dedup_delete_trigger AFTER DELETE ON sec_fake FOR EACH ROW EXECUTE FUNCTION dedup._delete_trigger();
 SELECT err($$DELETE FROM sec_fake$$);
 -- A temporary table is not enabled (its registration would outlive it).
 CREATE TEMP TABLE sec_temp (id int PRIMARY KEY, body text);
