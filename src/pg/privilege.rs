@@ -305,7 +305,7 @@ pub fn require_read(rel: pg_sys::Oid, what: &str) {
     raise(DedupError::InsufficientPrivilege {
         msg: format!("permission denied for table {name}"),
         hint: Some(format!(
-            "{what} answers from every row of the table: it needs SELECT on it, and no row-level security applying to the caller"
+            "{what} answers from every row of the table: it needs SELECT on it, USAGE on its schema, and no row-level security applying to the caller"
         )),
     })
 }
@@ -587,10 +587,19 @@ pub fn require_collection_read(collection: &str, what: &str) {
                 ),
             });
         }
+        // The table it may not read, by name: the collection is often named after
+        // another table, which the caller may well read.
+        let role = caller();
+        let unread = collection_tables(collection)
+            .unwrap_or_default()
+            .into_iter()
+            .find(|&t| !may_read(t, role))
+            .map(|t| format!("; the caller may not read {}", rel_name(t)))
+            .unwrap_or_default();
         raise(DedupError::InsufficientPrivilege {
             msg,
             hint: Some(format!(
-                "{what} reads the collection's statistics: it needs SELECT on every table the collection reads, and no row-level security applying to the caller, or the configuration rights (README, Security)"
+                "{what} reads the collection's statistics: it needs to read every table the collection reads (SELECT, USAGE on the table's schema, no row-level security applying to the caller), or the configuration rights (README, Security){unread}"
             )),
         });
     }
