@@ -397,7 +397,7 @@ mod tests {
 
     #[test]
     fn digits_keys_ignore_scale() {
-        use crate::document::digits_key as k;
+        use crate::numerals::digits_key as k;
         assert_eq!(k("3000"), k("3"));
         assert_eq!(k("4800"), k("4.8"));
         assert_eq!(k("-0.50"), k("5"));

@@ -597,11 +597,11 @@ pub fn from_text(s: &str) -> Result<Document> {
         Some(Value::Array(a)) => a
             .iter()
             .map(|n| match n {
-                Value::String(s) if is_number(s) => Ok(s.clone()),
+                Value::String(s) if crate::document::is_number(s) => Ok(s.clone()),
                 // A JSON number is taken as it prints, when that is a plain
                 // decimal: 1e300 prints as "1e300", which the binary form does not
                 // hold, so it is refused rather than turned into 301 digits.
-                Value::Number(x) if is_number(&x.to_string()) => Ok(x.to_string()),
+                Value::Number(x) if crate::document::is_number(&x.to_string()) => Ok(x.to_string()),
                 _ => Err(bad(format!(
                     "\"numbers\" must hold decimal numbers without an exponent, got {}",
                     crate::error::excerpt(&n.to_string())
@@ -677,18 +677,6 @@ fn parse_trigrams(words: &[Value]) -> Result<crate::trigrams::Trigrams> {
         out.lens.push((out.keys.len() - start) as u8);
     }
     Ok(out)
-}
-
-/// A normalised decimal: optional '-', digits, optional '.' and digits.
-pub fn is_number(s: &str) -> bool {
-    let s = s.strip_prefix('-').unwrap_or(s);
-    let (int, frac) = match s.split_once('.') {
-        Some((i, f)) => (i, Some(f)),
-        None => (s, None),
-    };
-    !int.is_empty()
-        && int.bytes().all(|c| c.is_ascii_digit())
-        && frac.is_none_or(|f| !f.is_empty() && f.bytes().all(|c| c.is_ascii_digit()))
 }
 
 #[cfg(test)]

@@ -350,7 +350,7 @@ impl<'a> Reader<'a> {
         let n = self.count(1)?;
         let b = self.take(n)?;
         match std::str::from_utf8(b) {
-            Ok(s) if crate::doctext::is_number(s) => Ok(s),
+            Ok(s) if is_number(s) => Ok(s),
             _ => Err(DedupError::invalid_binary(
                 "document number is not a decimal number",
             )),
@@ -621,7 +621,7 @@ pub struct Skim {
     pub title_terms: Vec<u64>,
     /// xxh3-64 of each number, in text order.
     pub numbers: Vec<u64>,
-    /// [`digits_key`] of each number, in text order.
+    /// [`crate::numerals::digits_key`] of each number, in text order.
     pub digits: Vec<u64>,
     /// Each sentence's hash, and whether it holds a term with tf > 0.
     pub sentences: Vec<(u64, bool)>,
@@ -680,15 +680,16 @@ fn sorted_unique(mut v: Vec<u64>) -> Vec<u64> {
     v
 }
 
-/// A number's significant digits, hashed: its digits without sign, decimal point,
-/// leading or trailing zeros, so that the same amount written at another scale
-/// ("3 000 ₽" and "3 тыс. рублей", "4 800" and "4,8 тысячи") has one key. Two texts
-/// whose numbers differ even so report different facts.
-pub fn digits_key(n: &str) -> u64 {
-    let d: Vec<u8> = n.bytes().filter(u8::is_ascii_digit).collect();
-    let start = d.iter().position(|&c| c != b'0').unwrap_or(d.len());
-    let end = d.iter().rposition(|&c| c != b'0').map_or(start, |i| i + 1);
-    xxhash_rust::xxh3::xxh3_64_with_seed(&d[start..end], 1)
+/// A normalised decimal: optional '-', digits, optional '.' and digits.
+pub fn is_number(s: &str) -> bool {
+    let s = s.strip_prefix('-').unwrap_or(s);
+    let (int, frac) = match s.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (s, None),
+    };
+    !int.is_empty()
+        && int.bytes().all(|c| c.is_ascii_digit())
+        && frac.is_none_or(|f| !f.is_empty() && f.bytes().all(|c| c.is_ascii_digit()))
 }
 
 /// How many characters of a term [`prefix_key`] keeps.
@@ -762,7 +763,11 @@ impl Skim {
                 .iter()
                 .map(|n| xxhash_rust::xxh3::xxh3_64(n.as_bytes()))
                 .collect(),
-            digits: d.numbers.iter().map(|n| digits_key(n)).collect(),
+            digits: d
+                .numbers
+                .iter()
+                .map(|n| crate::numerals::digits_key(n))
+                .collect(),
             sentences: seg(&d.sentences),
             paragraphs: seg(&d.paragraphs),
             prefixes: prefix_keys(d.terms.iter().map(|t| t.term.as_bytes())),
@@ -793,7 +798,7 @@ impl Document {
         for _ in 0..n {
             let number = r.number()?;
             numbers.push(xxhash_rust::xxh3::xxh3_64(number.as_bytes()));
-            digits.push(digits_key(number));
+            digits.push(crate::numerals::digits_key(number));
         }
         let (mut bigrams, mut lead_bigrams) = (Vec::new(), Vec::new());
         let sentences =

@@ -265,7 +265,7 @@ pub struct Prepared {
     paragraphs: SegmentSet,
     numbers: Vec<u64>,
     number_set: Vec<u64>,
-    /// [`crate::document::digits_key`]s, sorted, unique: for `numbers_conflict`.
+    /// [`crate::numerals::digits_key`]s, sorted, unique: for `numbers_conflict`.
     digit_set: Vec<u64>,
     /// For the coverage features.
     cov: coverage::Keys,
@@ -358,7 +358,7 @@ fn numbers_both(ka: &[u64], kb: &[u64], ab: &mut [f64; N_FEATURES], ba: &mut [f6
     (ab[NUMBERS_CLASH], ba[NUMBERS_CLASH]) = (clash, clash);
 }
 
-/// A document's number keys: its numbers' [`crate::document::digits_key`]s and
+/// A document's number keys: its numbers' [`crate::numerals::digits_key`]s and
 /// its numeral terms' ([`crate::numerals::key`]), sorted, unique.
 fn number_keys_of(digits: impl Iterator<Item = u64>, words: impl Iterator<Item = u64>) -> Vec<u64> {
     sorted_set(digits.chain(words))
@@ -502,7 +502,7 @@ impl Prepared {
         let terms = hash_keys(&hashes, side.weights.len());
         let cov = coverage_keys(side, &terms, &hashes, &prefix_keys);
         let (bigrams, lead_bigrams) = crate::document::sentence_bigrams(&hashes, &d.sentences);
-        let digit_set = sorted_set(d.numbers.iter().map(|n| crate::document::digits_key(n)));
+        let digit_set = sorted_set(d.numbers.iter().map(|n| crate::numerals::digits_key(n)));
         Prepared {
             number_keys: number_keys_of(
                 digit_set.iter().copied(),

@@ -4,7 +4,7 @@
 //! беспилотника", "three people were hurt"), and two reports of one event that
 //! differ in such a count are different facts. The analyser keeps those words as
 //! stems, not as numbers, so [`key`] maps a stored stem back to the number's
-//! [`crate::document::digits_key`]; the pair features `numbers_own` and
+//! [`digits_key`]; the pair features `numbers_own` and
 //! `numbers_clash` count them with the digits a text holds. It reads stems only,
 //! so documents stored by any analyser version get the same keys.
 //!
@@ -102,7 +102,18 @@ const STEMS: &[(&str, &str)] = &[
     ("шестьдес", "60"),
 ];
 
-/// The [`crate::document::digits_key`] of the number a stored stem names, when it
+/// A number's significant digits, hashed: its digits without sign, decimal point,
+/// leading or trailing zeros, so that the same amount written at another scale
+/// ("3 000 ₽" and "3 тыс. рублей", "4 800" and "4,8 тысячи") has one key. Two texts
+/// whose numbers differ even so report different facts.
+pub fn digits_key(n: &str) -> u64 {
+    let d: Vec<u8> = n.bytes().filter(u8::is_ascii_digit).collect();
+    let start = d.iter().position(|&c| c != b'0').unwrap_or(d.len());
+    let end = d.iter().rposition(|&c| c != b'0').map_or(start, |i| i + 1);
+    xxhash_rust::xxh3::xxh3_64_with_seed(&d[start..end], 1)
+}
+
+/// The [`digits_key`] of the number a stored stem names, when it
 /// is a cardinal numeral of [`STEMS`].
 pub fn key(term: &[u8]) -> Option<u64> {
     key_of_hash(xxhash_rust::xxh3::xxh3_64(term))
@@ -116,12 +127,7 @@ pub fn key_of_hash(h: u64) -> Option<u64> {
     let table = TABLE.get_or_init(|| {
         let mut t: Vec<(u64, u64)> = STEMS
             .iter()
-            .map(|(s, v)| {
-                (
-                    xxhash_rust::xxh3::xxh3_64(s.as_bytes()),
-                    crate::document::digits_key(v),
-                )
-            })
+            .map(|(s, v)| (xxhash_rust::xxh3::xxh3_64(s.as_bytes()), digits_key(v)))
             .collect();
         t.sort_unstable();
         t
@@ -138,7 +144,6 @@ static TABLE: std::sync::OnceLock<Vec<(u64, u64)>> = std::sync::OnceLock::new();
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::document::digits_key;
 
     #[test]
     fn numerals_name_their_numbers() {
