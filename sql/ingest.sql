@@ -61,7 +61,7 @@ CREATE FUNCTION dedup._row_stored() RETURNS trigger
 CREATE FUNCTION dedup._statement_end() RETURNS trigger
     LANGUAGE c AS 'MODULE_PATHNAME', '_statement_end_wrapper';
 CREATE FUNCTION dedup._config_changed() RETURNS trigger
-    LANGUAGE c AS 'MODULE_PATHNAME', '_config_changed_wrapper';
+    LANGUAGE c SET search_path = pg_catalog, pg_temp AS 'MODULE_PATHNAME', '_config_changed_wrapper';
 
 -- Any change to the tables the trigger's configuration comes from (enabled
 -- tables, collections, source authorities, models) empties every backend's cache of it
@@ -154,6 +154,12 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION dedup._partition_triggers(regclass) IS
     'Gives each partition of an enabled partitioned table the statement triggers PostgreSQL does not clone; returns the partitions that got them';
+
+-- Whether an ALTER TABLE command retypes duplicate_of (src/pg/retype.rs).
+CREATE FUNCTION dedup._retypes_duplicate_of(cmd pg_ddl_command) RETURNS boolean
+    STRICT VOLATILE PARALLEL UNSAFE LANGUAGE c AS 'MODULE_PATHNAME', 'dedup_retypes_duplicate_of';
+COMMENT ON FUNCTION dedup._retypes_duplicate_of(pg_ddl_command) IS
+    'Whether a collected ALTER TABLE command changes the type of a column named duplicate_of (the event trigger refuses a type that is not the key''s)';
 
 -- What one command of pg_event_trigger_ddl_commands() does to partitions
 -- (src/pg/attach.rs).
@@ -300,6 +306,9 @@ END $$;
 
 -- DROP TABLE of a partition of an enabled table: its documents leave the
 -- statistics first (src/pg/attach.rs; after the drop nothing can read them).
+-- Not pinned to a search_path: it resolves the names the DDL gives (DROP TABLE
+-- t) as the command will, in the issuer's search_path; its queries are
+-- schema-qualified (src/pg/attach.rs).
 CREATE FUNCTION dedup._partition_dropping() RETURNS event_trigger
     LANGUAGE c AS 'MODULE_PATHNAME', 'dedup_partition_dropping';
 COMMENT ON FUNCTION dedup._partition_dropping() IS
@@ -1219,6 +1228,26 @@ BEGIN
         RAISE EXCEPTION 'column % of table % belongs to pg_dedup while the table is enabled (dropped, renamed or of another type)', r.col, r.tbl
             USING ERRCODE = 'dependent_objects_still_exist',
                   HINT = format('call dedup.disable(%L) first: it removes the columns', r.tbl::text);
+    END LOOP;
+    -- duplicate_of follows the key's type by itself (below); a type the owner
+    -- gives it otherwise is refused, as a drop or rename is: followed after the
+    -- fact, it kept whatever values the owner's USING left (USING NULL: none).
+    FOR r IN SELECT DISTINCT e.tbl, e.key_column, e.key_type
+             FROM pg_catalog.pg_event_trigger_ddl_commands() c
+             JOIN dedup.enabled_tables e ON e.tbl::oid = c.objid
+             WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+               AND dedup._retypes_duplicate_of(c.command)
+    LOOP
+        IF EXISTS (SELECT 1 FROM pg_catalog.pg_attribute d
+                   WHERE d.attrelid = r.tbl AND d.attname = 'duplicate_of' AND NOT d.attisdropped
+                     AND CASE WHEN r.key_type IS NOT NULL THEN d.atttypid <> r.key_type
+                              ELSE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute k
+                                               WHERE k.attrelid = r.tbl AND k.attname = r.key_column AND NOT k.attisdropped
+                                                 AND k.atttypid = d.atttypid AND k.atttypmod = d.atttypmod) END) THEN
+            RAISE EXCEPTION 'column duplicate_of of table % belongs to pg_dedup while the table is enabled (dropped, renamed or of another type)', r.tbl
+                USING ERRCODE = 'dependent_objects_still_exist',
+                      HINT = format('it takes the type of the table''s key by itself; to change it otherwise, call dedup.disable(%L) first: it removes the column', r.tbl::text);
+        END IF;
     END LOOP;
     -- The primary key stays what enable found: duplicate_of holds its values, and
     -- a row whose key no longer identifies it would never be named an original

@@ -11,10 +11,13 @@
 //! | `dedup.document_cache_size` | 32MB | 0 .. 1GB | per-backend memory for decoded, weighed documents (0 = off) |
 //! | `dedup.prune_candidates` | on | on, off | rule candidates out by bounds before weighing them (same decisions; off weighs every candidate) |
 //!
-//! All but `dedup.max_document_bytes` are `USERSET`: a session or a single
-//! transaction (`SET LOCAL`) may change them. `dedup.max_document_bytes` is
-//! `SUSET`, as `temp_file_limit` is: analysing a text costs memory in proportion to
-//! it, so raising it is the superuser's to give (`GRANT SET ON PARAMETER`).
+//! `dedup.max_document_bytes`, `dedup.stats_batch` and `dedup.background_fold` are
+//! `SUSET` (the superuser's to give, with `GRANT SET ON PARAMETER`):
+//! `max_document_bytes` as `temp_file_limit` is, since analysing a text costs
+//! memory in proportion to it; the other two since a writer's batch and fold
+//! decide how long every writer's statistics changes wait (a session's batch of
+//! 1,000 held a new collection's statistics at 0 documents for everyone). The rest
+//! are `USERSET`: a session or a single transaction (`SET LOCAL`) may change them.
 
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -54,19 +57,19 @@ pub fn init() {
     GucRegistry::define_int_guc(
         c"dedup.stats_batch",
         c"Committed transactions' statistics changes collected before they are folded into dedup.term_stats.",
-        c"0 (the default) is automatic: 1 while the collection has fewer than 2,000 documents, then 0.5 % of its documents, at most 1,000. With a batch of 1 every commit updates the term and collection rows; with a larger batch each committing transaction adds one pending row instead (writers then share no row and never queue on each other) and a fold takes the batch at once; N, df and cf then lag by up to twice the batch until the next fold or dedup.flush_stats, within the 1 % drift cached statistics are allowed anyway. Range 0 to 1000, the automatic batch's largest: a writer's session may fold more often, not hold every writer's changes back longer.",
+        c"0 (the default) is automatic: 1 while the collection has fewer than 2,000 documents, then 0.5 % of its documents, at most 1,000. With a batch of 1 every commit updates the term and collection rows; with a larger batch each committing transaction adds one pending row instead (writers then share no row and never queue on each other) and a fold takes the batch at once; N, df and cf then lag by up to twice the batch until the next fold or dedup.flush_stats, within the 1 % drift cached statistics are allowed anyway. Range 0 to 1000, the automatic batch's largest. Superuser-only (GRANT SET ON PARAMETER gives it to a role): the batch decides how long every writer's changes wait.",
         &STATS_BATCH,
         0,
         1_000,
-        GucContext::Userset,
+        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_bool_guc(
         c"dedup.background_fold",
         c"Whether a full batch of pending term statistics is folded by a background worker.",
-        c"On (the default): once dedup.stats_batch pending rows (one per committed transaction) are waiting, the transaction that reached the batch starts a background worker when it commits, and the fold runs there instead of inside an insert. Twice the batch pending is folded at once whatever this says (no free worker slot), except by a REPEATABLE READ or SERIALIZABLE transaction. Off: the transaction that reaches the batch folds it. Under REPEATABLE READ and SERIALIZABLE (while on) every transaction appends a pending row, whatever the batch, and the worker folds it (after every commit below 2,000 documents, once a batch waits above): such a transaction cannot update statistics rows other writers change without failing with 40001. Values on and off.",
+        c"On (the default): once dedup.stats_batch pending rows (one per committed transaction) are waiting, the transaction that reached the batch starts a background worker when it commits, and the fold runs there instead of inside an insert. Twice the batch pending is folded at once whatever this says (no free worker slot), except by a REPEATABLE READ or SERIALIZABLE transaction. Off: the transaction that reaches the batch folds it. Under REPEATABLE READ and SERIALIZABLE (while on) every transaction appends a pending row, whatever the batch, and the worker folds it (after every commit below 2,000 documents, once a batch waits above): such a transaction cannot update statistics rows other writers change without failing with 40001. Values on and off. Superuser-only (GRANT SET ON PARAMETER gives it to a role).",
         &BACKGROUND_FOLD,
-        GucContext::Userset,
+        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_int_guc(

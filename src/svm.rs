@@ -66,7 +66,7 @@ pub struct TrainOptions {
     pub class_weight_pos: f64,
     /// Multiplies C for non-duplicate (negative) examples.
     pub class_weight_neg: f64,
-    /// Cross-validation folds: 2..=20, or 0/1 for none.
+    /// Cross-validation folds: 2..=20, or 0 for none (1 is refused).
     pub folds: usize,
     /// Seed of the fold shuffle.
     pub seed: u64,
@@ -117,7 +117,7 @@ impl TrainOptions {
     /// Keys: `kernel` (`"linear"` | `"rbf"`), `C`, `gamma` (rbf only; default
     /// 1 / number of features used), `features` (array of indices into the full
     /// vector of `n_features`, or of names from `names`), `class_weights`
-    /// (`{"pos": x, "neg": y}` or `[pos, neg]`), `folds` (2..=20, or 0/1 for no
+    /// (`{"pos": x, "neg": y}` or `[pos, neg]`), `folds` (2..=20, or 0 for no
     /// cross-validation), `seed` (non-negative integer). `names` may be empty,
     /// then only indices are accepted. Unknown keys and bad values are
     /// [`DedupError::InvalidParameter`].

@@ -169,7 +169,7 @@ fn dropping(stmt: *mut pg_sys::DropStmt) {
         // takes them, and the question again: a DETACH that committed while this
         // waited has taken the documents out already (they were subtracted twice).
         let parent = lookup::one_with_args::<pg_sys::Oid>(
-            "SELECT i.inhparent FROM pg_catalog.pg_inherits i WHERE i.inhrelid = $1",
+            "SELECT i.inhparent FROM pg_catalog.pg_inherits i WHERE i.inhrelid OPERATOR(pg_catalog.=) $1",
             &[rel.into()],
         )
         .ok()

@@ -176,9 +176,11 @@ fn register() {
     let oids: Vec<Option<pg_sys::Oid>> = Spi::connect(|c| {
         let t = cache::select(
             c,
-            "SELECT 'dedup.enabled_tables'::regclass::oid, 'dedup.collections'::regclass::oid, \
-             'dedup.sources'::regclass::oid, 'dedup.models'::regclass::oid, \
-             pg_catalog.to_regclass('dedup.lock_secret')::oid",
+            "SELECT 'dedup.enabled_tables'::pg_catalog.regclass::pg_catalog.oid, \
+             'dedup.collections'::pg_catalog.regclass::pg_catalog.oid, \
+             'dedup.sources'::pg_catalog.regclass::pg_catalog.oid, \
+             'dedup.models'::pg_catalog.regclass::pg_catalog.oid, \
+             pg_catalog.to_regclass('dedup.lock_secret')::pg_catalog.oid",
             Some(1),
             &[],
         );

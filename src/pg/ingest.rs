@@ -153,9 +153,12 @@ pub fn table_config(tbl: pg_sys::Oid) -> Rc<TableConfig> {
     match enabled_table(tbl) {
         Some(cfg) => cfg,
         None => {
-            let name = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
-                .ok()
-                .flatten();
+            let name = lookup::one_with_args::<String>(
+                "SELECT $1::pg_catalog.regclass::pg_catalog.text",
+                &[tbl.into()],
+            )
+            .ok()
+            .flatten();
             raise(DedupError::NotEnabled {
                 msg: format!(
                     "table {} is not enabled for deduplication",
@@ -869,7 +872,8 @@ pub fn row_exists(cfg: &TableConfig, key: &str, new_snapshot: bool) -> bool {
             eq = cfg.key.equal("r", "k")
         ),
     };
-    // As the table's owner (see `find_candidates`).
+    // As the table's owner (see `find_candidates`), who must be able to.
+    privilege::require_owner_reads(cfg.tbl);
     privilege::as_table_owner(cfg.tbl, || {
         crate::pg::citus::nested(|| {
             Spi::connect_mut(|c| {

@@ -19,6 +19,7 @@ pub mod partitions;
 pub mod privilege;
 pub mod recompute;
 pub mod registration;
+pub mod retype;
 pub mod scan;
 pub mod signature;
 pub mod statement;

@@ -298,15 +298,55 @@ pub fn require_read(rel: pg_sys::Oid, what: &str) {
             hint: None,
         })
     }
-    let name = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[denied.into()])
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let name = lookup::one_with_args::<String>(
+        "SELECT $1::pg_catalog.regclass::pg_catalog.text",
+        &[denied.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_default();
     raise(DedupError::InsufficientPrivilege {
         msg: format!("permission denied for table {name}"),
         hint: Some(format!(
             "{what} answers from every row of the table: it needs SELECT on it, USAGE on its schema, and no row-level security applying to the caller"
         )),
+    })
+}
+
+/// Raises 42501 when the owner of `rel` may not read it (no USAGE on its schema,
+/// no SELECT: after `ALTER TABLE … OWNER TO` a role that lacks them): the trigger
+/// reads an enabled table as its owner to tell an upsert from a new copy, and
+/// PostgreSQL's own "permission denied for schema" named neither the owner nor
+/// pg_dedup.
+pub fn require_owner_reads(rel: pg_sys::Oid) {
+    let owner = rel_owner(rel);
+    if owner == pg_sys::InvalidOid || may_read(rel, owner) {
+        return;
+    }
+    // SAFETY: a role OID from pg_class; missing_ok gives NULL for none.
+    let role = unsafe {
+        let n = pg_sys::GetUserNameFromId(owner, true);
+        if n.is_null() {
+            String::new()
+        } else {
+            std::ffi::CStr::from_ptr(n).to_string_lossy().into_owned()
+        }
+    };
+    let what = if uses_schema_of(rel, owner) {
+        "SELECT on it"
+    } else {
+        "USAGE on its schema"
+    };
+    raise(DedupError::InsufficientPrivilege {
+        msg: format!(
+            "the owner of table {} may not read it: {} lacks {what}",
+            rel_name(rel),
+            crate::error::excerpt(&role)
+        ),
+        hint: Some(
+            "pg_dedup reads an enabled table as its owner (to tell an upsert from a new copy, and in the reading functions): grant the owner USAGE on the table's schema and SELECT on the table"
+                .into(),
+        ),
     })
 }
 
@@ -465,10 +505,13 @@ pub fn require_collection_owner(collection: &str) {
 }
 
 fn rel_name(rel: pg_sys::Oid) -> String {
-    lookup::one_with_args::<String>("SELECT $1::regclass::text", &[rel.into()])
-        .ok()
-        .flatten()
-        .unwrap_or_default()
+    lookup::one_with_args::<String>(
+        "SELECT $1::pg_catalog.regclass::pg_catalog.text",
+        &[rel.into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_default()
 }
 
 /// The tables a collection reads (that still exist), or None when there is no

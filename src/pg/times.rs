@@ -1,8 +1,10 @@
 //! Publication times as pg_dedup reads them from a table's time column, in one
 //! place for the trigger, its candidate scan, the analyst queries and `enable`'s
 //! backfill: a date at midnight UTC, a timestamp as UTC, a timestamptz as it is,
-//! text through timestamptz's input (in the session's time zone, as a cast does);
-//! text that is not a time, and `infinity` / `-infinity`, count as no time.
+//! text through timestamptz's input with `DateStyle` `ISO, MDY` and `TimeZone`
+//! `UTC` (PostgreSQL's defaults; never the writer's, which would move what the
+//! trigger compares); text that is not a time, and `infinity` / `-infinity`, count
+//! as no time.
 
 use pgrx::prelude::*;
 use std::ffi::CString;
@@ -45,8 +47,19 @@ pub unsafe fn to_timestamptz(typ: pg_sys::Oid, d: pg_sys::Datum) -> Option<i64> 
 /// `text` as a timestamptz, or None when timestamptz's input refuses it (22007,
 /// 22008): the refusal is caught in a subtransaction, as a PL/pgSQL exception
 /// block catches it, so that a writer's text time column never fails its insert.
+/// Read with `DateStyle` `ISO, MDY` and `TimeZone` `UTC` whatever the session
+/// set: a writer's `DateStyle = 'DMY'` read "03/04/2024" as the 3rd of April, and
+/// its zone moved a time without one, and so what the trigger compared (the
+/// window, the time features) and stored.
 pub fn parse_time(text: &str) -> Option<TimestampWithTimeZone> {
     let text = CString::new(text).ok()?;
+    crate::pg::guc_scope::with_settings(
+        &[(c"DateStyle", c"ISO, MDY"), (c"TimeZone", c"UTC")],
+        || parse_time_pinned(&text),
+    )
+}
+
+fn parse_time_pinned(text: &CString) -> Option<TimestampWithTimeZone> {
     // SAFETY: the subtransaction is begun, and released or rolled back, around one
     // call of timestamptz's input function, with the caller's memory context and
     // resource owner put back after either, as PL/pgSQL's exception blocks do.

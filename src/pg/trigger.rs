@@ -265,6 +265,7 @@ fn conflicts_on_unique(tbl: pg_sys::Oid, row: &Row) -> bool {
     if indexes.is_empty() {
         return false;
     }
+    privilege::require_owner_reads(tbl);
     let name = lookup::one_with_args::<String>(
         "SELECT $1::pg_catalog.regclass::pg_catalog.text",
         &[tbl.into()],
@@ -592,11 +593,13 @@ fn row_trigger<'a>(
                 return Ok(None);
             }
             Action::Error => {
-                let name =
-                    lookup::one_with_args::<String>("SELECT $1::regclass::text", &[root.into()])
-                        .ok()
-                        .flatten()
-                        .unwrap_or_else(|| cfg.tname.clone());
+                let name = lookup::one_with_args::<String>(
+                    "SELECT $1::pg_catalog.regclass::pg_catalog.text",
+                    &[root.into()],
+                )
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| cfg.tname.clone());
                 let v = checked.verdict.map(verdict_label).unwrap_or_default();
                 let score = checked.score.map(|s| format!("{s:.4}")).unwrap_or_default();
                 // The original's key, the verdict and the score only for a writer

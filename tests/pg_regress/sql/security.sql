@@ -37,12 +37,20 @@ COPY sec_mark (body) FROM STDIN;
 \.
 SELECT count(*) AS bulk_rows, count(duplicate_of) AS marked FROM sec_mark WHERE id > 3;
 DELETE FROM sec_mark WHERE id > 3;
+-- The batch is superuser-only: it holds back every writer's statistics changes,
+-- not only the session's (a writer's 1,000 kept a new collection at 0 documents).
+SELECT err($$SET dedup.stats_batch = 1000$$);
+SELECT err($$SET dedup.background_fold = off$$);
 -- A batch of the writer's commits is folded by a background worker that runs as
 -- the extension owner: the writer has no rights on the statistics tables.
+RESET ROLE;
 SET dedup.stats_batch = 2;
+SET ROLE regress_dedup_app;
 INSERT INTO sec_mark (body) VALUES ('Первая заметка о ремонте дорог в Самаре этим летом.');
 INSERT INTO sec_mark (body) VALUES ('Вторая заметка о новом парке в Самаре и его открытии.');
+RESET ROLE;
 RESET dedup.stats_batch;
+SET ROLE regress_dedup_app;
 -- 'skip': the copy is kept out and recorded, with no rights on dedup.rejected.
 INSERT INTO sec_skip (body) VALUES ('Новый мост через реку открыли в Казани после трех лет строительства.');
 INSERT INTO sec_skip (body) VALUES ('Новый мост через реку открыли в Казани после трех лет строительства.');

@@ -250,8 +250,17 @@ SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'wide
 INSERT INTO widen VALUES (3000000000, 'Первый текст о рыбалке на Волге летом, улов оказался богатым и разнообразным.');
 INSERT INTO widen VALUES (3000000001, 'Первый текст о рыбалке на Волге летом, улов оказался богатым и разнообразным.');
 SELECT id, duplicate_of, dedup_verdict FROM widen ORDER BY id;
+-- duplicate_of itself takes no other type (2BP01; it was set back to the key's
+-- afterwards, with the values USING NULL had lost), nor does the key's type
+-- change in the same statement stop it from following.
+SELECT err($$ALTER TABLE widen ALTER COLUMN duplicate_of TYPE bytea USING NULL$$);
+SELECT err($$ALTER TABLE widen ALTER COLUMN duplicate_of TYPE numeric(20, 0)$$);
+SELECT id, duplicate_of FROM widen ORDER BY id;
 ALTER TABLE widen ALTER COLUMN id TYPE numeric(12, 0);
 SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'widen'::regclass AND attname = 'duplicate_of';
+ALTER TABLE widen ALTER COLUMN id TYPE numeric(13, 0), ALTER COLUMN duplicate_of TYPE numeric(13, 0);
+SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'widen'::regclass AND attname = 'duplicate_of';
+SELECT id, duplicate_of FROM widen ORDER BY id;
 SELECT dedup.disable('widen');
 DROP TABLE widen;
 -- Only the table's owner's own ALTER TABLE changes duplicate_of (the rewrite runs

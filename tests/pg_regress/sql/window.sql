@@ -182,8 +182,22 @@ SELECT dedup._published(NULL::text) IS NULL AS null_in,
        dedup._published(date '2024-01-01') = timestamptz '2024-01-01 00:00+00' AS date_utc,
        dedup._published('2024-01-01 10:00+03'::text) = timestamptz '2024-01-01 07:00+00' AS text_with_zone;
 SET TimeZone = 'UTC';
+-- A text time is read under DateStyle 'ISO, MDY' and, without a zone, as UTC,
+-- whatever the writer set: a DMY writer's '03/04/2024 11:00' is the 4th of March,
+-- an hour after row 1 (inside the window), and the analyst reading agrees.
+CREATE TABLE wtstyle (id int PRIMARY KEY, pub text, body text);
+SELECT dedup.enable('wtstyle', 'body', published_at => 'pub', time_window => interval '2 hours');
+INSERT INTO wtstyle VALUES (1, '2024-03-04 10:00', story(13));
+SET DateStyle = 'ISO, DMY';
+SET TimeZone = 'Asia/Tokyo';
+INSERT INTO wtstyle VALUES (2, '03/04/2024 11:00', story(13));
+SELECT id, duplicate_of FROM wtstyle ORDER BY id;
+SELECT dedup._published('03/04/2024 11:00'::text) = timestamptz '2024-03-04 11:00+00' AS text_mdy_utc;
+SELECT count(*) AS pairs_in_window FROM dedup.pairs('wtstyle');
+RESET DateStyle;
+SET TimeZone = 'UTC';
 SELECT dedup._table_document_left_out() AS left_out_outside_a_backfill;
-DROP TABLE wtext, winf, wts, wpinf, wpdate;
+DROP TABLE wtext, winf, wts, wpinf, wpdate, wtstyle;
 DROP TABLE wnews, wflat, wnot, dnews;
 DROP ROLE regress_dedup_wother;
 DROP FUNCTION story(int);
