@@ -805,3 +805,24 @@ DROP VIEW sec_view;
 SELECT dedup.disable('sec_base');
 DROP TABLE sec_base;
 DROP ROLE sec_analyst, sec_writer;
+-- The trigger reads an enabled table as its owner to tell an upsert from a new
+-- copy: an owner that may not read it (no USAGE on its schema after a REVOKE)
+-- makes a copy's insert under 'skip' fail with a 42501 that says so (it was
+-- PostgreSQL's bare "permission denied for schema"); a distinct row goes in.
+CREATE ROLE sec_lost_owner;
+CREATE SCHEMA sec_lost;
+GRANT USAGE, CREATE ON SCHEMA sec_lost TO sec_lost_owner;
+SET ROLE sec_lost_owner;
+CREATE TABLE sec_lost.s (id int PRIMARY KEY, body text);
+SELECT dedup.enable('sec_lost.s', 'body', action => 'skip');
+INSERT INTO sec_lost.s VALUES (1, 'The harbour of the old town reopened after a winter of repairs to its stone piers and lighthouse.');
+RESET ROLE;
+REVOKE USAGE, CREATE ON SCHEMA sec_lost FROM sec_lost_owner;
+SELECT err($$INSERT INTO sec_lost.s VALUES (2, 'The harbour of the old town reopened after a winter of repairs to its stone piers and lighthouse.')$$);
+INSERT INTO sec_lost.s VALUES (3, 'A chess club for pensioners opened in the library, with lessons every Thursday evening.');
+GRANT USAGE ON SCHEMA sec_lost TO sec_lost_owner;
+INSERT INTO sec_lost.s VALUES (2, 'The harbour of the old town reopened after a winter of repairs to its stone piers and lighthouse.');
+SELECT id FROM sec_lost.s ORDER BY id;
+DROP TABLE sec_lost.s;
+DROP SCHEMA sec_lost;
+DROP ROLE sec_lost_owner;
