@@ -13,6 +13,7 @@ mod coverage;
 pub mod decide;
 pub mod doctext;
 pub mod document;
+pub mod edge_order;
 pub mod error;
 pub mod features;
 #[doc(hidden)]

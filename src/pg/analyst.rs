@@ -88,26 +88,9 @@ fn judged_pairs_exact(
         )
     };
 
-    // Breadth-first ranks; each edge oriented from its lower rank to its higher.
-    let rank = bfs_rank(keys.len(), &edges);
-    let mut work: Vec<(u32, u32, bool)> = edges
-        .iter()
-        .map(|&(a, b)| {
-            if rank[a as usize] <= rank[b as usize] {
-                (a, b, false)
-            } else {
-                (b, a, true)
-            }
-        })
-        .collect();
-    work.sort_unstable_by_key(|&(lo, hi, _)| (rank[lo as usize], rank[hi as usize]));
-
-    // The last position in `work` that needs each node: it leaves the cache then.
-    let mut last_use = vec![0usize; keys.len()];
-    for (p, &(lo, hi, _)) in work.iter().enumerate() {
-        last_use[lo as usize] = p;
-        last_use[hi as usize] = p;
-    }
+    // Breadth-first ranks; each edge oriented from its lower rank to its higher,
+    // and the last position in `work` that needs each node: it leaves the cache then.
+    let (work, last_use) = crate::edge_order::plan(keys.len(), &edges);
     let mut cache = DocCache::default();
     let mut rows = Vec::with_capacity(work.len());
     let mut info: HashMap<String, Info> = HashMap::new();
@@ -522,37 +505,6 @@ fn candidate_edges(
         keys.len()
     );
     (keys, edges)
-}
-
-/// Breadth-first rank of each node of the graph (components one after another, each
-/// from its first node), so the two ends of an edge are usually close in rank.
-fn bfs_rank(n: usize, edges: &[(u32, u32)]) -> Vec<u32> {
-    let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for &(a, b) in edges {
-        adj[a as usize].push(b);
-        adj[b as usize].push(a);
-    }
-    let mut rank = vec![u32::MAX; n];
-    let mut next = 0u32;
-    let mut queue = std::collections::VecDeque::new();
-    for start in 0..n {
-        if rank[start] != u32::MAX {
-            continue;
-        }
-        rank[start] = next;
-        next += 1;
-        queue.push_back(start as u32);
-        while let Some(u) = queue.pop_front() {
-            for &v in &adj[u as usize] {
-                if rank[v as usize] == u32::MAX {
-                    rank[v as usize] = next;
-                    next += 1;
-                    queue.push_back(v);
-                }
-            }
-        }
-    }
-    rank
 }
 
 /// The duplicate pairs of an enabled table, each row with its best candidates
