@@ -35,6 +35,7 @@ pub mod trigrams;
 pub mod txdelta;
 pub mod weights;
 pub mod window;
+pub mod workers;
 
 // PostgreSQL glue.
 pub mod gucs;

@@ -650,7 +650,7 @@ fn metrics_json(m: &svm::CvMetrics) -> serde_json::Value {
 /// past the limit.
 #[pg_extern(volatile, parallel_unsafe)]
 fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonArg, "'{}'")) -> JsonB {
-    if svm::live_workers() > 0 {
+    if crate::workers::live_workers() > 0 {
         raise(DedupError::ObjectInUse {
             msg: "a training this session stopped is still finishing its fit in the background"
                 .into(),
