@@ -367,6 +367,7 @@ CREATE FUNCTION dedup._partition_triggers(tbl regclass) RETURNS SETOF regclass
 VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
 DECLARE
     part regclass;
+    state record;
 BEGIN
     FOR part IN
         SELECT t.relid FROM pg_catalog.pg_partition_tree(tbl) t
@@ -380,6 +381,16 @@ BEGIN
                        'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_end(%L)', part, tbl::oid);
         EXECUTE format('CREATE TRIGGER dedup_truncate_trigger AFTER TRUNCATE ON %s '
                        'FOR EACH STATEMENT EXECUTE FUNCTION dedup._truncate_trigger(%L)', part, tbl::oid);
+        -- Each fires when the partitioned table's trigger of its name does (ENABLE
+        -- ALWAYS on a logical replication subscriber, say).
+        FOR state IN SELECT g.tgname, g.tgenabled FROM pg_catalog.pg_trigger g
+                     WHERE g.tgrelid = tbl AND g.tgenabled <> 'O'
+                       AND g.tgname IN ('dedup_statement_start', 'dedup_statement_end', 'dedup_truncate_trigger')
+        LOOP
+            EXECUTE format('ALTER TABLE %s %s TRIGGER %I', part,
+                           CASE state.tgenabled WHEN 'A' THEN 'ENABLE ALWAYS' WHEN 'R' THEN 'ENABLE REPLICA'
+                                ELSE 'DISABLE' END, state.tgname);
+        END LOOP;
         RETURN NEXT part;
     END LOOP;
 END $$;
@@ -1092,6 +1103,13 @@ BEGIN
                    'FOR EACH ROW EXECUTE FUNCTION dedup._row_stored()', text_cols, tbl);
     EXECUTE format('CREATE TRIGGER dedup_statement_end AFTER INSERT OR UPDATE ON %s '
                    'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_end()', tbl);
+    -- A logical replication subscriber's apply worker fires only ENABLE ALWAYS (or
+    -- REPLICA) triggers: the new ones are not, whatever the old ones were.
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_subscription_rel r
+               WHERE r.srrelid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree(tbl) t)) THEN
+        RAISE NOTICE 'table % is subscribed to: replicated rows go unchecked until its dedup triggers are enabled always', tbl
+            USING HINT = 'ALTER TABLE ... ENABLE ALWAYS TRIGGER each of dedup_trigger, dedup_delete_trigger, dedup_truncate_trigger, dedup_statement_start, dedup_row_stored and dedup_statement_end (README, Logical replication)';
+    END IF;
     RETURN n;
 END $$;
 COMMENT ON FUNCTION dedup.enable(regclass, name, name, name, name, text, text, text, name, interval) IS

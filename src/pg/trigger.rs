@@ -441,8 +441,16 @@ fn row_trigger<'a>(
     // A row that arrives with its document and verdict already set, from the
     // table's owner, is a restored one (a data-only pg_restore, a COPY of a dump):
     // it is taken as it is, neither checked again nor counted (the statistics
-    // come back with the restore). Anyone else's values are replaced.
+    // come back with the restore). Anyone else's values are replaced, and so are
+    // a logical replication apply worker's (session_replication_role replica,
+    // where only ENABLE ALWAYS triggers fire): a row it moves to another
+    // partition arrives with the local row's old document and verdict, and rows
+    // published with their dedup columns were counted by no one here.
+    // SAFETY: reads a GUC variable of this backend.
+    let replica = unsafe { pg_sys::SessionReplicationRole }
+        == pg_sys::SESSION_REPLICATION_ROLE_REPLICA as i32;
     if !is_update
+        && !replica
         && row.datum(doc_col).is_some()
         && row.datum(dedup_col(&row, "dedup_verdict", &cfg)).is_some()
         && privilege::owns(tbl, privilege::caller())

@@ -456,3 +456,17 @@ SELECT (SELECT documents FROM dedup.status WHERE collection = 'imp') AS counted,
 SELECT dedup.disable('imp');
 DROP TABLE imp;
 DROP ROLE imp_owner;
+-- A partition created later gives its statement triggers the partitioned table's
+-- trigger state (ENABLE ALWAYS on a logical replication subscriber).
+CREATE TABLE subp (id int, grp int, body text, PRIMARY KEY (id, grp)) PARTITION BY LIST (grp);
+CREATE TABLE subp_0 PARTITION OF subp FOR VALUES IN (0);
+SELECT dedup.enable('subp', 'body');
+ALTER TABLE subp ENABLE ALWAYS TRIGGER dedup_statement_start, ENABLE ALWAYS TRIGGER dedup_statement_end,
+  ENABLE ALWAYS TRIGGER dedup_truncate_trigger;
+CREATE TABLE subp_1 PARTITION OF subp FOR VALUES IN (1);
+SELECT tgrelid::regclass AS part, tgname, tgenabled FROM pg_trigger
+WHERE tgrelid IN ('subp_0'::regclass, 'subp_1'::regclass)
+  AND tgname IN ('dedup_statement_start', 'dedup_statement_end', 'dedup_truncate_trigger')
+ORDER BY 1, 2;
+SELECT dedup.disable('subp');
+DROP TABLE subp;

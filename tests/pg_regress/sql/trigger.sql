@@ -183,6 +183,26 @@ INSERT INTO older VALUES (3, 'Курс доллара на Московской 
 SELECT id, duplicate_of FROM older ORDER BY id;
 SELECT dedup.disable('older');
 DROP TABLE older;
+-- A logical replication apply worker (session_replication_role replica, the
+-- triggers enabled always) is no restore: a row it brings with a document and
+-- verdict (a partition move carries the local row's old ones) is checked and
+-- counted as any other.
+CREATE TABLE applied (id int PRIMARY KEY, body text);
+SELECT dedup.enable('applied', 'body');
+ALTER TABLE applied ENABLE ALWAYS TRIGGER dedup_trigger, ENABLE ALWAYS TRIGGER dedup_delete_trigger,
+  ENABLE ALWAYS TRIGGER dedup_truncate_trigger, ENABLE ALWAYS TRIGGER dedup_statement_start,
+  ENABLE ALWAYS TRIGGER dedup_row_stored, ENABLE ALWAYS TRIGGER dedup_statement_end;
+INSERT INTO applied VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей после решения ЦБ.');
+SET session_replication_role = replica;
+INSERT INTO applied (id, body, dedup_doc, dedup_verdict)
+VALUES (2, 'Курс доллара на Московской бирже вырос до 92 рублей после решения ЦБ.', dedup.to_document('x y z'), 'distinct');
+RESET session_replication_role;
+SELECT id, duplicate_of, dedup_verdict,
+       dedup_doc::text = (SELECT a.dedup_doc::text FROM applied a WHERE a.id = 1) AS same_document_as_1
+FROM applied ORDER BY id;
+SELECT s.n_docs FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'applied';
+SELECT dedup.disable('applied');
+DROP TABLE applied;
 
 -- duplicate_of is a mark set at insert: deleting an original (or changing its key)
 -- leaves its copies' marks as they were. A later copy points at a row that is
