@@ -17,7 +17,7 @@ case "$cmd" in
     fi
     if ! as_pg "$BIN/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
       as_pg "$BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-        -o "-p $port -k $dir -c listen_addresses='' -c max_parallel_workers_per_gather=2" start >/dev/null
+        -o "-p $port -k $dir -c listen_addresses='' -c max_parallel_workers_per_gather=2 -c max_prepared_transactions=8" start >/dev/null
     fi
     ;;
   stop)

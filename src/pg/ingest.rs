@@ -965,9 +965,11 @@ pub fn check(
             &pruner,
         );
         let judged = judge(model.as_deref(), &new, &cands, &mut weigher, &auth, None);
-        if let Some(xid) = must_wait(&judged) {
+        if let Some(xid) = must_wait(&judged).filter(|&x| !keylocks::unwaitable(x)) {
             // As a unique index does: wait for the transaction that inserted a
             // near-identical row to end (holding no key locks), then look again.
+            // (A logical replication worker does not wait for a transaction it
+            // prepared itself: the row is judged without it.)
             keylocks::release();
             keylocks::wait_for(xid);
             continue;

@@ -220,6 +220,20 @@ pub fn wait_for(xid: pg_sys::TransactionId) {
     .execute();
 }
 
+/// Whether this backend is a logical replication worker and `xid` a prepared
+/// transaction (in progress, in no backend): one the same worker prepared from the
+/// publisher's stream (`two_phase`) and can only commit later in it, so a wait for
+/// it would never end (the subscription stalled with no error).
+pub fn unwaitable(xid: pg_sys::TransactionId) -> bool {
+    // SAFETY: plain lookups of this backend's state, the subtransaction log (the
+    // xid is in progress, so newer than TransactionXmin) and the proc array.
+    unsafe {
+        pg_sys::IsLogicalWorker()
+            && pg_sys::TransactionIdIsInProgress(xid)
+            && pg_sys::BackendXidGetPid(pg_sys::SubTransGetTopmostTransaction(xid)) == 0
+    }
+}
+
 /// Whether a deadlock's DETAIL (one "Process … waits for … on …; blocked by
 /// process …." line per process) is a cycle of two processes, each waiting for
 /// the other's transaction: the two writers [`wait_for`] names.

@@ -209,7 +209,11 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
             }
             let batch = crate::cache_policy::batch(setting, known_n(coll_id));
             let (terms, dfs, cfs) = d.sorted_terms();
-            if batch > 1 || snapshot_only {
+            // A PREPARE appends a pending row whatever the batch: statistics rows
+            // it upserted would stay locked until COMMIT PREPARED, and every writer
+            // of those terms (a logical replication worker applying two-phase
+            // transactions: itself) would wait for it.
+            if batch > 1 || snapshot_only || preparing {
                 // One row for the whole transaction, whatever its size: a batch is
                 // counted in committed transactions.
                 let args: [DatumWithOid; 7] = [
@@ -245,6 +249,12 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
                     } else {
                         want_fold(coll_id, true, 0);
                     }
+                    continue;
+                }
+                // Not at a PREPARE: a fold there would hold the statistics rows it
+                // upserts until COMMIT PREPARED, and a logical replication worker
+                // applying two-phase transactions would wait for itself.
+                if preparing {
                     continue;
                 }
                 let pending = pending_rows(c, coll_id, 2 * batch);
@@ -324,6 +334,17 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
                 None,
                 &counts,
             );
+            // A prepared transaction's pending row (above), committed since: folded
+            // by the collection's next commit, as a batch of 1 promises.
+            let pending = cache::update(
+                c,
+                "SELECT EXISTS (SELECT 1 FROM dedup.term_stats_pending WHERE collection_id = $1)",
+                None,
+                &[coll_id.into()],
+            );
+            if pending.first().get::<bool>(1).ok().flatten() == Some(true) {
+                fold(c, coll_id);
+            }
         }
     });
 }
