@@ -31,7 +31,7 @@ fn owner() -> pg_sys::Oid {
         }
     }
     let o = lookup::one::<pg_sys::Oid>(
-        "SELECT extowner FROM pg_catalog.pg_extension WHERE extname = 'pg_dedup'",
+        "SELECT extowner FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'pg_dedup'",
     )
     .ok()
     .flatten()
