@@ -66,7 +66,7 @@ sleep 1
 as_pg "$BIN/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null
 wait "$rec" || true
 as_pg "$BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start \
-  -o "-p $port -k $dir -c listen_addresses='' -c max_parallel_workers_per_gather=2" >/dev/null
+  -o "-p $port -k $dir -c listen_addresses='' -c max_parallel_workers_per_gather=2 -c max_prepared_transactions=8" >/dev/null
 wait_up
 rows=$(q -c "SELECT count(*) FROM crash")
 [ "$rows" = 5000 ] || { echo "after an immediate shutdown: $rows rows, expected 5000"; exit 1; }

@@ -49,7 +49,7 @@ SQL
 
 as_pg "$BIN/pg_basebackup" "${primary[@]}" -U postgres -D "$WORK/standby/data" -R -X stream
 as_pg "$BIN/pg_ctl" -D "$WORK/standby/data" -l "$WORK/standby/server.log" -w \
-  -o "-p $SPORT -k $WORK/standby -c listen_addresses=''" start >/dev/null
+  -o "-p $SPORT -k $WORK/standby -c listen_addresses='' -c max_prepared_transactions=8" start >/dev/null
 [ "$(as_pg psql -X -At "${standby[@]}" -U postgres -d pg_dedup_standby -c 'SELECT pg_is_in_recovery()')" = t ]
 
 QUERIES=$(cat <<'SQL'
