@@ -37,6 +37,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from same_source import decision, vec  # noqa: E402
 from stream_replay import DB, FAMILIES  # noqa: E402
+from train_focus import fit  # noqa: E402  (`fit_scaled` with a training weight per pair)
 from trigger_emulate import decide_stream, emulation_args, load_cache, score, show  # noqa: E402
 
 SPLIT = re.compile(r"(?<=[.!?…])\s+|\n+")
@@ -51,34 +52,12 @@ def long_sentence(s: str, m: int) -> bool:
     return len(WORD.findall(s)) >= m and "http" not in s and "Подпис" not in s
 
 
-def fit(rows, weights) -> dict:
-    """`fit_scaled` with a training weight per pair."""
-    import numpy as np
-    from sklearn.svm import SVC
-
-    X, y, w = [], [], []
-    for r in rows:
-        wt = weights(r)
-        if wt <= 0:
-            continue
-        for x, lab in ((r["xab"], r["ab"]), (r["xba"], r["ba"])):
-            X.append(vec(x, None))
-            y.append(1 if lab else 0)
-            w.append(wt)
-    X = np.array(X)
-    mean, std = np.nanmean(X, axis=0), np.nanstd(X, axis=0)
-    std[std == 0] = 1
-    z = np.where(np.isnan(X), 0, (X - mean) / std)
-    clf = SVC(kernel="linear", C=1.0, class_weight={1: 3.0, 0: 1.0}).fit(z, y, sample_weight=w)
-    return dict(mean=mean, std=std, w=clf.coef_[0], b=clf.intercept_[0])
-
-
 def run(tr, syn, data, weight) -> dict:
     marks = {}
     for fam, chans in FAMILIES.items():
         rows = [r for r in tr if r["set"] == "reuters" or not (r["ca"] in chans or r["cb"] in chans)]
         rows += [r for r in syn if r["fold"] == fam]
-        m = fit(rows, lambda r: weight if r.get("syn") else 1.0)
+        m = fit(rows, lambda r: weight if r.get("syn") else 1.0, lambda r: None)
         marks[fam] = decide_stream(
             data[fam], lambda n, o, xno, xon, m=m: (decision(m, vec(xno, None)), decision(m, vec(xon, None)))
         )

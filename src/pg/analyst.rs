@@ -268,10 +268,7 @@ const PROGRESS_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 impl Progress {
     fn new(tbl: pg_sys::Oid, phase: &str, pairing: Pairing, total: u64) -> Self {
         let label = (pairing == Pairing::BestEarlier && total > 0).then(|| {
-            let name = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
-                .ok()
-                .flatten()
-                .unwrap_or_default();
+            let name = lookup::relation_text(tbl).unwrap_or_default();
             format!("enable {name}: duplicates, {phase}")
         });
         Progress {

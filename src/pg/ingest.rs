@@ -153,12 +153,7 @@ pub fn table_config(tbl: pg_sys::Oid) -> Rc<TableConfig> {
     match enabled_table(tbl) {
         Some(cfg) => cfg,
         None => {
-            let name = lookup::one_with_args::<String>(
-                "SELECT $1::pg_catalog.regclass::pg_catalog.text",
-                &[tbl.into()],
-            )
-            .ok()
-            .flatten();
+            let name = lookup::relation_text(tbl);
             raise(DedupError::NotEnabled {
                 msg: format!(
                     "table {} is not enabled for deduplication",

@@ -25,6 +25,17 @@ pub fn one_with_args<A: FromDatum + IntoDatum>(
     Spi::connect(|c| c.select(query, Some(1), args)?.first().get_one())
 }
 
+/// `rel` as `regclass` prints it (schema-qualified where the search_path needs
+/// it, quoted), for messages; None when no relation has that OID.
+pub fn relation_text(rel: pgrx::pg_sys::Oid) -> Option<String> {
+    one_with_args::<String>(
+        "SELECT $1::pg_catalog.regclass::pg_catalog.text",
+        &[rel.into()],
+    )
+    .ok()
+    .flatten()
+}
+
 /// `rel`'s schema-qualified, quoted name, to write into a statement's text
 /// whatever the search_path it runs under; 42P01 when no relation has that OID.
 pub fn qualified_relation(rel: pgrx::pg_sys::Oid) -> String {

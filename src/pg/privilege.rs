@@ -298,13 +298,7 @@ pub fn require_read(rel: pg_sys::Oid, what: &str) {
             hint: None,
         })
     }
-    let name = lookup::one_with_args::<String>(
-        "SELECT $1::pg_catalog.regclass::pg_catalog.text",
-        &[denied.into()],
-    )
-    .ok()
-    .flatten()
-    .unwrap_or_default();
+    let name = lookup::relation_text(denied).unwrap_or_default();
     raise(DedupError::InsufficientPrivilege {
         msg: format!("permission denied for table {name}"),
         hint: Some(format!(
@@ -505,13 +499,7 @@ pub fn require_collection_owner(collection: &str) {
 }
 
 fn rel_name(rel: pg_sys::Oid) -> String {
-    lookup::one_with_args::<String>(
-        "SELECT $1::pg_catalog.regclass::pg_catalog.text",
-        &[rel.into()],
-    )
-    .ok()
-    .flatten()
-    .unwrap_or_default()
+    lookup::relation_text(rel).unwrap_or_default()
 }
 
 /// The tables a collection reads (that still exist), or None when there is no

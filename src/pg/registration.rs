@@ -14,10 +14,7 @@ use pgrx::datum::Interval;
 use pgrx::prelude::*;
 
 fn table_name(tbl: pg_sys::Oid) -> String {
-    lookup::one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
-        .ok()
-        .flatten()
-        .unwrap_or_default()
+    lookup::relation_text(tbl).unwrap_or_default()
 }
 
 /// `tbl`'s schema-qualified name as an SQL literal, to name it in a statement's

@@ -277,9 +277,7 @@ pub fn signature_column(tbl: pg_sys::Oid) -> String {
         0 => raise(DedupError::UndefinedColumn {
             msg: format!(
                 "table {} has no column of type dedup.signature",
-                lookup::one_with_args::<String>("SELECT $1::pg_catalog.regclass::pg_catalog.text", &[tbl.into()])
-                    .ok()
-                    .flatten()
+                lookup::relation_text(tbl)
                     .unwrap_or_default()
             ),
             hint: Some("dedup.enable adds one (dedup_sig), or add your own and fill it with dedup.signature".into()),
@@ -358,10 +356,7 @@ fn candidates_of(
         }
     }
     let col = pgrx::spi::quote_identifier(signature_column(tbl));
-    let tname = lookup::one_with_args::<String>("SELECT $1::regclass::text", &[tbl.into()])
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let tname = lookup::relation_text(tbl).unwrap_or_default();
     // The key as text (see `crate::rowkey`): a key of several columns as their
     // composite value's text.
     let key = lookup::one_with_args::<Vec<String>>(

@@ -266,13 +266,7 @@ fn conflicts_on_unique(tbl: pg_sys::Oid, row: &Row) -> bool {
         return false;
     }
     privilege::require_owner_reads(tbl);
-    let name = lookup::one_with_args::<String>(
-        "SELECT $1::pg_catalog.regclass::pg_catalog.text",
-        &[tbl.into()],
-    )
-    .ok()
-    .flatten()
-    .unwrap_or_default();
+    let name = lookup::relation_text(tbl).unwrap_or_default();
     'index: for cols in indexes {
         let mut args = Vec::with_capacity(cols.len());
         let mut conds = Vec::with_capacity(cols.len());
@@ -601,13 +595,7 @@ fn row_trigger<'a>(
                 return Ok(None);
             }
             Action::Error => {
-                let name = lookup::one_with_args::<String>(
-                    "SELECT $1::pg_catalog.regclass::pg_catalog.text",
-                    &[root.into()],
-                )
-                .ok()
-                .flatten()
-                .unwrap_or_else(|| cfg.tname.clone());
+                let name = lookup::relation_text(root).unwrap_or_else(|| cfg.tname.clone());
                 let v = checked.verdict.map(verdict_label).unwrap_or_default();
                 let score = checked.score.map(|s| format!("{s:.4}")).unwrap_or_default();
                 // The original's key, the verdict and the score only for a writer
