@@ -18,7 +18,8 @@ pub const SMALL_COLLECTION: i64 = 100;
 /// the first time a backend weighs a document with a term it has not cached (and
 /// again once that read is older than the tolerance). Candidates then cost no
 /// statistics query: a term absent from the read had df 0. About 60 bytes a term,
-/// so at most ~18 MB per backend; larger collections are read term by term.
+/// so at most ~18 MB per collection a backend weighs with (kept for the backend's
+/// life: README, FAQ); larger collections are read term by term.
 pub const PRELOAD_MAX_TERMS: i64 = 300_000;
 
 /// Below this many documents a collection's statistics are written at every
