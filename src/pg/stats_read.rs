@@ -106,6 +106,14 @@ fn stats_relation() -> Option<StatsRelation> {
     Some(r)
 }
 
+/// Which `dedup.collection_stats` this backend reads: its OID, new after `DROP
+/// EXTENSION` and `CREATE EXTENSION` (whose collections reuse the old ids), 0 where
+/// it cannot be looked up. Backend caches kept by collection id are valid for one
+/// generation only (`pg::weigher`).
+pub(crate) fn generation() -> u32 {
+    stats_relation().map_or(0, |r| r.rel.to_u32())
+}
+
 /// Microseconds from the Unix epoch to PostgreSQL's (2000-01-01).
 const POSTGRES_EPOCH_UNIX_US: i64 = 946_684_800_000_000;
 

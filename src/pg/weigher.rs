@@ -10,7 +10,7 @@ use crate::features::{Prepared, Side, Unweighed};
 use crate::lru::CostLru;
 use crate::pg::collections::{load, Collection};
 use crate::pg::spi_err;
-use crate::pg::stats_read::{collection_state, own_term_changes, stored_term_stats};
+use crate::pg::stats_read::{collection_state, generation, own_term_changes, stored_term_stats};
 use crate::pg::types::{DocumentDatum, StoredDoc};
 use crate::pg::{raise, OrRaise};
 use crate::pg::{stored, stored_or};
@@ -192,6 +192,25 @@ pub fn committed(written: Vec<crate::pg::stats::Written>) {
     });
 }
 
+thread_local! {
+    /// The [`generation`] the caches above were filled under.
+    static GENERATION: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
+/// Empties the backend caches when the extension has been dropped and created
+/// again since they were filled: its collections reuse the dropped ones' ids, and
+/// their statistics would be taken for the new ones' until N moved by the
+/// tolerance (a kept connection of a pool).
+fn check_generation() {
+    let now = generation();
+    if GENERATION
+        .with(|g| g.replace(Some(now)))
+        .is_some_and(|was| was != now)
+    {
+        clear_backend_cache();
+    }
+}
+
 /// Empties the backend term and document caches (on transaction abort: what was
 /// read may have included the aborted transaction's own changes).
 pub fn clear_backend_cache() {
@@ -243,6 +262,7 @@ impl<'c> Weigher<'c> {
             params.weighting = w;
         }
         let (stats, last_recompute, stored_n) = collection_state(coll.id);
+        check_generation();
         let cached = TERMS.with(|t| t.borrow_mut().remove(&coll.id));
         let small = stats.n_docs < cache_policy::SMALL_COLLECTION;
         let (terms, whole) = match cached {
