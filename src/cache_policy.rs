@@ -18,9 +18,37 @@ pub const SMALL_COLLECTION: i64 = 100;
 /// the first time a backend weighs a document with a term it has not cached (and
 /// again once that read is older than the tolerance). Candidates then cost no
 /// statistics query: a term absent from the read had df 0. About 60 bytes a term,
-/// so at most ~18 MB per collection a backend weighs with (kept for the backend's
-/// life: README, FAQ); larger collections are read term by term.
+/// so at most ~18 MB per collection a backend weighs with (kept while the
+/// backend's cached terms of all collections stay within
+/// [`BACKEND_CACHED_TERMS`]); larger collections are read term by term.
 pub const PRELOAD_MAX_TERMS: i64 = 300_000;
+
+/// The terms a backend keeps cached over all the collections it weighs with
+/// (about 90 bytes a term in all: ~90 MB). When a collection's terms are put back
+/// and the total is over it, the least recently used other collections' go
+/// first (see [`evict`]); the collection in use keeps its own, however many.
+pub const BACKEND_CACHED_TERMS: usize = 600_000;
+
+/// Which cached collections to drop, given each one's `(id, terms, last use)`:
+/// the least recently used first, never `keep`, until the total is within
+/// `budget`.
+pub fn evict(entries: &[(i32, usize, u64)], keep: i32, budget: usize) -> Vec<i32> {
+    let mut total: usize = entries.iter().map(|e| e.1).sum();
+    if total <= budget {
+        return Vec::new();
+    }
+    let mut others: Vec<&(i32, usize, u64)> = entries.iter().filter(|e| e.0 != keep).collect();
+    others.sort_by_key(|e| (e.2, e.0));
+    let mut out = Vec::new();
+    for e in others {
+        if total <= budget {
+            break;
+        }
+        total -= e.1;
+        out.push(e.0);
+    }
+    out
+}
 
 /// Below this many documents a collection's statistics are written at every
 /// commit (a batch of 1) when `dedup.stats_batch` is automatic.
@@ -149,6 +177,20 @@ mod tests {
         assert!(current(1000, 990, 10) && current(990, 1000, 10));
         assert!(!current(1000, 989, 10));
         assert!(current(5, 5, 0) && !current(6, 5, 0));
+    }
+
+    #[test]
+    fn eviction_drops_the_least_recently_used_others_until_within_budget() {
+        let e = [(1, 400, 5), (2, 300, 1), (3, 500, 9), (4, 200, 3)];
+        assert!(evict(&e, 3, 1400).is_empty(), "within budget");
+        assert_eq!(evict(&e, 3, 1000), vec![2, 4], "oldest first, 1400 -> 900");
+        assert_eq!(evict(&e, 2, 1000), vec![4, 1], "the one in use stays");
+        assert_eq!(
+            evict(&e, 3, 100),
+            vec![2, 4, 1],
+            "the one in use stays over budget"
+        );
+        assert!(evict(&[], 1, 0).is_empty());
     }
 
     #[test]

@@ -56,6 +56,20 @@ pub mod pg;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+unsafe extern "C" {
+    /// mimalloc's own (`mi_collect`), always in the library the crate links.
+    fn mi_collect(force: bool);
+}
+
+/// Returns the memory freed so far to the operating system at once, rather than
+/// when mimalloc would next purge it (for a backend that just dropped a large
+/// cache and may stay idle in a pool).
+pub fn release_freed_memory() {
+    // SAFETY: mimalloc's collection of this thread's freed pages; no arguments
+    // beyond the flag, callable at any time on an initialised heap.
+    unsafe { mi_collect(true) }
+}
+
 #[pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     gucs::init();

@@ -37,6 +37,8 @@ thread_local! {
 /// unwritten changes (a [`Weigher`] adds its transaction's at each lookup): each
 /// entry remembers the stored N it was read at.
 struct CachedTerms {
+    /// When a [`Weigher`] last put it back (a backend-wide count), for eviction.
+    used: u64,
     last_recompute: Option<i64>,
     terms: TermMap,
     whole: WholeRead,
@@ -193,6 +195,8 @@ pub fn committed(written: Vec<crate::pg::stats::Written>) {
 }
 
 thread_local! {
+    /// Counts the term cache's uses ([`CachedTerms::used`]).
+    static USES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     /// The [`generation`] the caches above were filled under.
     static GENERATION: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
 }
@@ -246,12 +250,36 @@ impl Drop for Weigher<'_> {
         if terms.len() > MAX_CACHED_TERMS {
             return;
         }
+        let used = USES.with(|u| {
+            u.set(u.get() + 1);
+            u.get()
+        });
         let entry = CachedTerms {
+            used,
             last_recompute: self.last_recompute,
             terms,
             whole: self.whole,
         };
-        TERMS.with(|t| t.borrow_mut().insert(self.coll.id, entry));
+        TERMS.with(|t| {
+            let mut t = t.borrow_mut();
+            t.insert(self.coll.id, entry);
+            if t.len() == 1 {
+                return;
+            }
+            let sizes: Vec<(i32, usize, u64)> = t
+                .iter()
+                .map(|(id, c)| (*id, c.terms.len(), c.used))
+                .collect();
+            let evicted =
+                cache_policy::evict(&sizes, self.coll.id, cache_policy::BACKEND_CACHED_TERMS);
+            for id in &evicted {
+                t.remove(id);
+            }
+            if !evicted.is_empty() {
+                drop(t);
+                crate::release_freed_memory();
+            }
+        });
     }
 }
 
