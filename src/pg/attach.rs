@@ -3,6 +3,8 @@
 //! `dedup._partitions_changed` (sql/ingest.sql) sees it after the DDL: the
 //! documents the partition holds join or leave the collection statistics.
 
+use crate::pg::ddl_command;
+use crate::pg::fmgr::v1_function;
 use crate::pg::ingest;
 use crate::pg::lookup;
 use crate::pg::spi_err;
@@ -436,71 +438,43 @@ unsafe fn partition_dropping(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum 
 /// # Safety
 /// `cmd` must be a `CollectedCommand` the event trigger machinery handed out.
 unsafe fn partition_change(cmd: *const pg_sys::CollectedCommand) -> Option<&'static str> {
-    // SAFETY: by the caller's contract; the node tags are checked before each cast.
+    // SAFETY: by the caller's contract; the node tag is checked before the cast.
     unsafe {
         if cmd.is_null() {
             return None;
         }
-        match (*cmd).type_ {
-            pg_sys::CollectedCommandType::SCT_Simple => {
-                let tree = (*cmd).parsetree;
-                (!tree.is_null()
-                    && (*tree).type_ == pg_sys::NodeTag::T_CreateStmt
-                    && !(*tree.cast::<pg_sys::CreateStmt>()).partbound.is_null())
-                .then_some("added")
-            }
-            pg_sys::CollectedCommandType::SCT_AlterTable => {
-                let subcmds =
-                    pgrx::PgList::<pg_sys::CollectedATSubcmd>::from_pg((*cmd).d.alterTable.subcmds);
-                let mut change = None;
-                for sub in subcmds.iter_ptr() {
-                    let tree = (*sub).parsetree;
-                    if tree.is_null() || (*tree).type_ != pg_sys::NodeTag::T_AlterTableCmd {
-                        continue;
-                    }
-                    match (*tree.cast::<pg_sys::AlterTableCmd>()).subtype {
-                        pg_sys::AlterTableType::AT_AttachPartition => change = Some("added"),
-                        pg_sys::AlterTableType::AT_DetachPartition
-                        | pg_sys::AlterTableType::AT_DetachPartitionFinalize => {
-                            return Some("detached")
-                        }
-                        _ => {}
-                    }
-                }
-                change
-            }
-            _ => None,
+        if (*cmd).type_ == pg_sys::CollectedCommandType::SCT_Simple {
+            let tree = (*cmd).parsetree;
+            return (!tree.is_null()
+                && (*tree).type_ == pg_sys::NodeTag::T_CreateStmt
+                && !(*tree.cast::<pg_sys::CreateStmt>()).partbound.is_null())
+            .then_some("added");
         }
+        let mut change = None;
+        for at in ddl_command::alter_table_cmds(cmd) {
+            match (*at).subtype {
+                pg_sys::AlterTableType::AT_AttachPartition => change = Some("added"),
+                pg_sys::AlterTableType::AT_DetachPartition
+                | pg_sys::AlterTableType::AT_DetachPartitionFinalize => return Some("detached"),
+                _ => {}
+            }
+        }
+        change
     }
 }
 
-#[no_mangle]
-#[doc(hidden)]
-pub extern "C" fn pg_finfo_dedup_partition_command() -> &'static pg_sys::Pg_finfo_record {
-    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-    &V1
-}
-
-/// `dedup._partition_command(pg_ddl_command)` (see [`partition_change`]): STRICT,
-/// so the argument is never NULL.
-#[no_mangle]
-#[doc(hidden)]
-#[pg_guard]
-pub unsafe extern "C-unwind" fn dedup_partition_command(
-    fcinfo: pg_sys::FunctionCallInfo,
-) -> pg_sys::Datum {
-    // SAFETY: a pg_ddl_command argument is a pointer to a CollectedCommand (see
-    // pg_event_trigger_ddl_commands); the text returned is palloc'd by into_datum.
-    unsafe {
-        let cmd = pgrx::fcinfo::pg_getarg_datum(fcinfo, 0)
-            .map(|d| d.cast_mut_ptr::<pg_sys::CollectedCommand>())
-            .unwrap_or(std::ptr::null_mut());
-        match partition_change(cmd).and_then(|s| s.into_datum()) {
+// `dedup._partition_command(pg_ddl_command)` (see [`partition_change`]): STRICT,
+// so the argument is never NULL; the text returned is palloc'd by into_datum.
+v1_function!(
+    dedup_partition_command,
+    pg_finfo_dedup_partition_command,
+    |fcinfo| unsafe {
+        match partition_change(ddl_command::arg(fcinfo, 0)).and_then(|s| s.into_datum()) {
             Some(d) => d,
             None => pgrx::fcinfo::pg_return_null(fcinfo),
         }
     }
-}
+);
 
 /// Has the trigger check the rows a partition brought along that hold no document
 /// (an `UPDATE` of `dedup_doc`, which the trigger replaces by the text's own), as

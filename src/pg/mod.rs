@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod citus;
 pub mod collections;
 pub mod config_cache;
+pub mod ddl_command;
 pub mod document;
 pub mod fmgr;
 pub mod guc_scope;
