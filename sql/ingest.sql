@@ -80,6 +80,13 @@ CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON de
 CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dedup.lock_secret
     FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
 
+-- Raises 39P01 unless a trigger function fires under the name dedup.enable gives
+-- its trigger (src/pg/trigger_entry.rs: the check of the C trigger functions).
+CREATE FUNCTION dedup._check_trigger_name(function text, tg_name text, expected text) RETURNS void
+    STRICT STABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'dedup_check_trigger_name';
+COMMENT ON FUNCTION dedup._check_trigger_name(text, text, text) IS
+    'Raises 39P01 unless tg_name is expected (or, where Citus is installed, expected_<shard id>): the trigger name check of dedup''s trigger functions';
+
 -- Keeps the collection statistics right when rows go away.
 -- SECURITY DEFINER with a pinned search_path: a role that may delete from an
 -- enabled table needs no rights on the extension's tables.
@@ -89,12 +96,7 @@ LANGUAGE plpgsql AS $$
 BEGIN
     -- Only under the name dedup.enable gives it (with a shard's _<id> where Citus
     -- is installed): a second such trigger would take each row out twice.
-    IF TG_NAME <> 'dedup_delete_trigger'
-       AND NOT (TG_NAME OPERATOR(pg_catalog.~) '^dedup_delete_trigger_[0-9]+$'
-                AND pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL) THEN
-        RAISE EXCEPTION 'dedup._delete_trigger() fires only as the trigger dedup_delete_trigger that dedup.enable creates, not as "%"', TG_NAME
-            USING ERRCODE = 'trigger_protocol_violated', HINT = 'dedup.enable installs it; do not create triggers on it by hand';
-    END IF;
+    PERFORM dedup._check_trigger_name('_delete_trigger', TG_NAME, 'dedup_delete_trigger');
     -- Only as dedup.enable installs it: a column of another type would be cast to
     -- dedup.document by a cast its owner wrote, with this function's rights.
     IF pg_catalog.pg_typeof(OLD.dedup_doc) <> 'dedup.document'::pg_catalog.regtype THEN
@@ -114,12 +116,7 @@ CREATE FUNCTION dedup._truncate_trigger() RETURNS trigger
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_NAME <> 'dedup_truncate_trigger'
-       AND NOT (TG_NAME OPERATOR(pg_catalog.~) '^dedup_truncate_trigger_[0-9]+$'
-                AND pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL) THEN
-        RAISE EXCEPTION 'dedup._truncate_trigger() fires only as the trigger dedup_truncate_trigger that dedup.enable creates, not as "%"', TG_NAME
-            USING ERRCODE = 'trigger_protocol_violated', HINT = 'dedup.enable installs it; do not create triggers on it by hand';
-    END IF;
+    PERFORM dedup._check_trigger_name('_truncate_trigger', TG_NAME, 'dedup_truncate_trigger');
     PERFORM dedup._recompute_truncated(c.name, TG_RELID)
     FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id
     WHERE e.tbl = TG_RELID OR e.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(TG_RELID) a);
@@ -1490,6 +1487,7 @@ GRANT SELECT, DELETE ON dedup.rejected_rows TO PUBLIC;
 -- Two internal functions change a collection's statistics (written at commit with
 -- the owner's rights): only the SECURITY DEFINER triggers that call them may.
 REVOKE EXECUTE ON FUNCTION dedup._forget(oid, dedup.document) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION dedup._check_trigger_name(text, text, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION dedup._count_partition(oid, oid, integer) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION dedup._recompute_truncated(text, oid) FROM PUBLIC;
 -- Nor may PUBLIC have rows of a partition it does not own re-checked as its owner.

@@ -98,28 +98,7 @@ pub(crate) unsafe fn enter_trigger(
         });
     }
     if let Some(expected) = tgname {
-        // On a Citus shard the trigger's name ends in the shard's id. Not checked
-        // against pg_dist_shard: while create_distributed_table copies rows into
-        // new shards, a worker does not know them yet.
-        let named = trigger.name().is_ok_and(|n| {
-            n == expected
-                || n.strip_prefix(expected)
-                    .and_then(|rest| rest.strip_prefix('_'))
-                    .is_some_and(|id| {
-                        !id.is_empty()
-                            && id.bytes().all(|b| b.is_ascii_digit())
-                            && crate::pg::citus::present()
-                    })
-        });
-        if !named {
-            raise(DedupError::TriggerProtocol {
-                msg: format!(
-                    "dedup.{name}() fires only as the trigger {expected} that dedup.enable creates, not as \"{}\"",
-                    crate::error::excerpt(trigger.name().unwrap_or("?"))
-                ),
-                hint: Some("dedup.enable installs it; do not create triggers on it by hand".into()),
-            });
-        }
+        check_trigger_name(name, trigger.name().unwrap_or("?"), expected);
     }
     // Bound to a name so the returned tuple is dropped before `trigger`, which it
     // borrows.
@@ -132,6 +111,44 @@ pub(crate) unsafe fn enter_trigger(
     };
     datum
 }
+
+/// Raises 39P01 unless the trigger firing `dedup.{function}()` is named
+/// `expected`, the name `dedup.enable` gives it, or, where Citus is installed,
+/// `expected` with a shard's `_<shard id>`. Not checked against pg_dist_shard:
+/// while create_distributed_table copies rows into new shards, a worker does not
+/// know them yet.
+pub(crate) fn check_trigger_name(function: &str, actual: &str, expected: &str) {
+    let named = actual == expected
+        || actual
+            .strip_prefix(expected)
+            .and_then(|rest| rest.strip_prefix('_'))
+            .is_some_and(|id| {
+                !id.is_empty()
+                    && id.bytes().all(|b| b.is_ascii_digit())
+                    && crate::pg::citus::present()
+            });
+    if !named {
+        raise(DedupError::TriggerProtocol {
+            msg: format!(
+                "dedup.{function}() fires only as the trigger {expected} that dedup.enable creates, not as \"{}\"",
+                crate::error::excerpt(actual)
+            ),
+            hint: Some("dedup.enable installs it; do not create triggers on it by hand".into()),
+        });
+    }
+}
+
+// `dedup._check_trigger_name(function text, tg_name text, expected text)`, the
+// same check for the PL/pgSQL trigger functions: STRICT, so no argument is NULL.
+crate::pg::fmgr::v1_function!(
+    dedup_check_trigger_name,
+    pg_finfo_dedup_check_trigger_name,
+    |fcinfo| unsafe {
+        let text = |i: usize| pgrx::fcinfo::pg_getarg::<&str>(fcinfo, i).unwrap_or_default();
+        check_trigger_name(text(0), text(1), text(2));
+        pg_sys::Datum::from(0usize)
+    }
+);
 
 /// The C entry point `$sym` (with its `pg_finfo_` record) of the trigger function
 /// `dedup.$name()`, declared in `sql/ingest.sql`, whose body is `$body`; `$tgname`

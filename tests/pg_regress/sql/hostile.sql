@@ -182,6 +182,10 @@ INSERT INTO hostile_trg VALUES (1, 'Мост через реку откроют 
 CREATE TRIGGER twice AFTER DELETE ON hostile_trg FOR EACH ROW EXECUTE FUNCTION dedup._delete_trigger();
 SELECT err($$DELETE FROM hostile_trg$$);
 DROP TRIGGER twice ON hostile_trg;
+-- And the truncate trigger, also under enable's name with a shard's suffix.
+CREATE TRIGGER dedup_truncate_trigger_7 AFTER TRUNCATE ON hostile_trg FOR EACH STATEMENT EXECUTE FUNCTION dedup._truncate_trigger();
+SELECT err($$TRUNCATE hostile_trg$$);
+DROP TRIGGER dedup_truncate_trigger_7 ON hostile_trg;
 CREATE TABLE hostile_plain (id int PRIMARY KEY, body text);
 CREATE TRIGGER by_hand BEFORE INSERT ON hostile_plain FOR EACH ROW EXECUTE FUNCTION dedup._trigger();
 SELECT err($$INSERT INTO hostile_plain VALUES (1, 'Мост через реку откроют весной после ремонта.')$$);
