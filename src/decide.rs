@@ -123,6 +123,75 @@ pub fn without_copies_of(judged: &mut Vec<Judged>, me: &str) {
     judged.retain(|_| keep.next().unwrap_or(true));
 }
 
+/// The transaction to wait for before deciding: one that inserted, and has not
+/// yet committed, a candidate that is a duplicate either way (each judged
+/// candidate comes with its inserting transaction while that is in progress).
+pub fn must_wait<X: Copy>(judged: &[(Judged, Option<X>)]) -> Option<X> {
+    judged
+        .iter()
+        .find_map(|(j, xid)| xid.filter(|_| j.score_new_dup > 0.0 || j.score_cand_dup > 0.0))
+}
+
+/// The judged candidates that count: committed rows and this transaction's own
+/// (rows still in progress that duplicate nothing either way are left out).
+pub fn settled<X>(judged: Vec<(Judged, Option<X>)>) -> Vec<Judged> {
+    judged
+        .into_iter()
+        .filter(|(_, xid)| xid.is_none())
+        .map(|(j, _)| j)
+        .collect()
+}
+
+/// Keeps the first of `rows` whose sizes fit in `budget` (at least one: the best
+/// candidate is always examined).
+pub fn keep_within_budget<T>(rows: &mut Vec<T>, size: impl Fn(&T) -> usize, budget: usize) {
+    let mut total = 0usize;
+    let n = rows
+        .iter()
+        .take_while(|r| {
+            let first = total == 0;
+            total = total.saturating_add(size(r).max(1));
+            first || total <= budget
+        })
+        .count();
+    rows.truncate(n);
+}
+
+/// Whether the originals that candidates name are still in the table, as found
+/// for one new document. `duplicate_of` is a mark set at insert: a copy whose
+/// original was deleted since (or had its key changed) still names it. A new
+/// document that duplicates such a copy points at the copy instead, so that its
+/// `duplicate_of` names a row that is there.
+#[derive(Default)]
+pub struct Roots {
+    known: std::collections::HashMap<String, bool>,
+}
+
+impl Roots {
+    /// Clears the `duplicate_of` of each judged candidate that the new document
+    /// duplicates and whose original `present` says is gone: it then counts as its
+    /// own original. `present` is asked at most once per original, and only for
+    /// candidates that are duplicated.
+    pub fn resolve(&mut self, judged: &mut [Judged], mut present: impl FnMut(&str) -> bool) {
+        for j in judged.iter_mut().filter(|j| j.score_new_dup > 0.0) {
+            let Some(root) = j.duplicate_of.as_deref() else {
+                continue;
+            };
+            let there = match self.known.get(root) {
+                Some(p) => *p,
+                None => {
+                    let p = present(root);
+                    self.known.insert(root.to_owned(), p);
+                    p
+                }
+            };
+            if !there {
+                j.duplicate_of = None;
+            }
+        }
+    }
+}
+
 /// The outcome for a new document: the original it duplicates (the root, so a
 /// duplicate of a duplicate points at the first original), the pair's verdict
 /// as (new duplicates, candidate duplicates), and the score.
@@ -340,6 +409,77 @@ pub fn groups(members: &[Member], edges: &[(usize, usize)]) -> Vec<(usize, i64, 
 
 #[cfg(test)]
 mod tests {
+    fn judged(k: &str, d: Option<&str>, new_dup: f64, cand_dup: f64) -> super::Judged {
+        super::Judged {
+            key: k.into(),
+            duplicate_of: d.map(Into::into),
+            score_new_dup: new_dup,
+            score_cand_dup: cand_dup,
+            exact: false,
+        }
+    }
+
+    #[test]
+    fn a_writer_waits_only_for_an_uncommitted_duplicate_either_way() {
+        let v = vec![
+            (judged("1", None, -1.0, -1.0), Some(7u32)),
+            (judged("2", None, 0.5, -1.0), None),
+            (judged("3", None, -1.0, 0.2), Some(9)),
+            (judged("4", None, 1.0, 1.0), Some(11)),
+        ];
+        assert_eq!(
+            super::must_wait(&v),
+            Some(9),
+            "the first in progress that duplicates"
+        );
+        let kept: Vec<String> = super::settled(v).into_iter().map(|j| j.key).collect();
+        assert_eq!(kept, ["2"], "only committed (or own) rows count");
+        assert_eq!(super::must_wait::<u32>(&[]), None);
+    }
+
+    #[test]
+    fn the_candidate_budget_keeps_the_best_first_and_at_least_one() {
+        let mut v = vec![10usize, 20, 30, 40];
+        super::keep_within_budget(&mut v, |s| *s, 60);
+        assert_eq!(v, [10, 20, 30], "10 + 20 + 30 fit in 60");
+        let mut v = vec![100usize, 1];
+        super::keep_within_budget(&mut v, |s| *s, 60);
+        assert_eq!(v, [100], "the first always stays");
+        let mut v = vec![0usize; 5];
+        super::keep_within_budget(&mut v, |s| *s, 3);
+        assert_eq!(v.len(), 3, "an empty document counts as one byte");
+        let mut v: Vec<usize> = Vec::new();
+        super::keep_within_budget(&mut v, |s| *s, 3);
+        assert!(v.is_empty());
+    }
+
+    #[test]
+    fn a_duplicated_copy_whose_original_is_gone_becomes_the_original() {
+        let mut roots = super::Roots::default();
+        let mut v = vec![
+            judged("2", Some("1"), 1.0, 0.0),
+            judged("3", Some("1"), 1.0, 0.0),
+            judged("5", Some("4"), 1.0, 0.0),
+            judged("7", Some("6"), -1.0, 0.0),
+        ];
+        let mut asked = Vec::new();
+        roots.resolve(&mut v, |r| {
+            asked.push(r.to_owned());
+            r == "4"
+        });
+        assert_eq!(
+            asked,
+            ["1", "4"],
+            "each original once, only for duplicated candidates"
+        );
+        let marks: Vec<Option<&str>> = v.iter().map(|j| j.duplicate_of.as_deref()).collect();
+        assert_eq!(marks, [None, None, Some("4"), Some("6")]);
+        // Remembered for the next decision of the same document.
+        let mut again = vec![judged("8", Some("1"), 1.0, 0.0)];
+        roots.resolve(&mut again, |_| panic!("looked up again"));
+        assert_eq!(again[0].duplicate_of, None);
+    }
+
     #[test]
     fn copies_of_the_checked_row_and_their_copies_are_left_out() {
         let j = |k: &str, d: Option<&str>| super::Judged {

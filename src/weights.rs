@@ -176,6 +176,20 @@ pub fn term_weights(
         .collect()
 }
 
+/// The k heaviest body terms of `doc` with their weights `w` (aligned with its
+/// terms), heaviest first, ties by term.
+pub fn top_terms(doc: &Document, w: &[f64], k: usize) -> Vec<(String, f64)> {
+    let mut v: Vec<(String, f64)> = doc
+        .terms
+        .iter()
+        .zip(w)
+        .map(|(t, &w)| (t.term.to_string(), w))
+        .collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v.truncate(k);
+    v
+}
+
 /// Whether [`term_weights`] gives every term with tf > 0 a weight > 0 under these
 /// statistics, whatever its df and cf: true for BM25 (Lucene's IDF is > 0, the tf
 /// part is > 0) while N is small enough that `1 + 0.5/(N + 0.5)` still differs from
@@ -373,6 +387,17 @@ impl StatsAccumulator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn top_terms_are_the_heaviest_first_ties_by_term() {
+        let d = doc(&[("alpha", 1), ("beta", 1), ("gamma", 1), ("delta", 1)]);
+        // Terms sorted: alpha, beta, delta, gamma.
+        let top = top_terms(&d, &[1.0, 3.0, 3.0, 2.0], 3);
+        let names: Vec<&str> = top.iter().map(|t| t.0.as_str()).collect();
+        assert_eq!(names, ["beta", "delta", "gamma"]);
+        assert_eq!(top_terms(&d, &[1.0; 4], 10).len(), 4, "k past the terms");
+        assert!(top_terms(&d, &[1.0; 4], 0).is_empty());
+    }
 
     fn doc(terms: &[(&str, u32)]) -> Document {
         let mut t: Vec<TermFreq> = terms

@@ -40,16 +40,7 @@ const CANDIDATE_BYTES: usize = 32 * 1024 * 1024;
 /// Keeps the first of `rows` whose documents fit in [`CANDIDATE_BYTES`] (at
 /// least one).
 fn keep_within_budget<T>(rows: &mut Vec<(T, DocRef)>) {
-    let mut total = 0usize;
-    let n = rows
-        .iter()
-        .take_while(|(_, d)| {
-            let first = total == 0;
-            total = total.saturating_add(d.raw_size().max(1));
-            first || total <= CANDIDATE_BYTES
-        })
-        .count();
-    rows.truncate(n);
+    decide::keep_within_budget(rows, |(_, d)| d.raw_size(), CANDIDATE_BYTES);
 }
 
 /// How a table was enabled (`dedup.enabled_tables`).
@@ -772,24 +763,6 @@ fn judge(
         .collect()
 }
 
-/// The transaction to wait for before deciding: one that inserted, and has not
-/// yet committed, a candidate that is a duplicate either way.
-fn must_wait(judged: &[(Judged, Option<pg_sys::TransactionId>)]) -> Option<pg_sys::TransactionId> {
-    judged
-        .iter()
-        .find_map(|(j, xid)| xid.filter(|_| j.score_new_dup > 0.0 || j.score_cand_dup > 0.0))
-}
-
-/// The judged candidates that count: committed rows and this transaction's own
-/// (rows still in progress that duplicate nothing either way are left out).
-fn settled(judged: Vec<(Judged, Option<pg_sys::TransactionId>)>) -> Vec<Judged> {
-    judged
-        .into_iter()
-        .filter(|(_, xid)| xid.is_none())
-        .map(|(j, _)| j)
-        .collect()
-}
-
 /// Leaves out the candidates marked as copies of the row being checked
 /// (`self_key`: an updated row's key before the update, or the key of the row an
 /// inserted one would replace through ON CONFLICT). An original whose text is
@@ -805,48 +778,19 @@ fn without_own_copies(judged: &mut Vec<Judged>, self_key: Option<&str>) {
     }
 }
 
-/// Whether the originals that candidates name are still in the table, as looked up
-/// for one new document. `duplicate_of` is a mark set at insert: a copy whose
-/// original was deleted since (or had its key changed) still names it. A new
-/// document that duplicates such a copy points at the copy instead, so that its
-/// `duplicate_of` names a row that is there.
-#[derive(Default)]
-struct Roots {
-    known: std::collections::HashMap<String, bool>,
-}
-
-impl Roots {
-    /// Clears the `duplicate_of` of each judged candidate that the new document
-    /// duplicates and whose original is gone: it then counts as its own original.
-    /// An original that is itself a candidate is there; any other is looked up by
-    /// key (at most once per document, and only for candidates that are
-    /// duplicated). The copies of the row being checked (`self_key`) are not
-    /// judged at all (see [`without_own_copies`]).
-    fn resolve(
-        &mut self,
-        cfg: &TableConfig,
-        cands: &[(Candidate, Assessed)],
-        judged: &mut [Judged],
-        new_snapshot: bool,
-    ) {
-        for j in judged.iter_mut().filter(|j| j.score_new_dup > 0.0) {
-            let Some(root) = j.duplicate_of.as_deref() else {
-                continue;
-            };
-            let present = match self.known.get(root) {
-                Some(p) => *p,
-                None => {
-                    let p = cands.iter().any(|(c, _)| c.key == root)
-                        || row_exists(cfg, root, new_snapshot);
-                    self.known.insert(root.to_owned(), p);
-                    p
-                }
-            };
-            if !present {
-                j.duplicate_of = None;
-            }
-        }
-    }
+/// Clears the `duplicate_of` of each judged candidate the new document duplicates
+/// whose original is no longer in the table (see [`decide::Roots`]): an original
+/// that is itself a candidate is there; any other is looked up by key.
+fn resolve_roots(
+    roots: &mut decide::Roots,
+    cfg: &TableConfig,
+    cands: &[(Candidate, Assessed)],
+    judged: &mut [Judged],
+    new_snapshot: bool,
+) {
+    roots.resolve(judged, |root| {
+        cands.iter().any(|(c, _)| c.key == root) || row_exists(cfg, root, new_snapshot)
+    });
 }
 
 /// Whether the table has a row with the key whose text form is `key` (through the
@@ -960,7 +904,7 @@ pub fn check(
             &pruner,
         );
         let judged = judge(model.as_deref(), &new, &cands, &mut weigher, &auth, None);
-        if let Some(xid) = must_wait(&judged).filter(|&x| !keylocks::unwaitable(x)) {
+        if let Some(xid) = decide::must_wait(&judged).filter(|&x| !keylocks::unwaitable(x)) {
             // As a unique index does: wait for the transaction that inserted a
             // near-identical row to end (holding no key locks), then look again.
             // (A logical replication worker does not wait for a transaction it
@@ -969,7 +913,7 @@ pub fn check(
             keylocks::wait_for(xid);
             continue;
         }
-        break (cands, settled(judged));
+        break (cands, decide::settled(judged));
     };
     count(
         cands.len(),
@@ -977,9 +921,9 @@ pub fn check(
         0,
     );
     warn_if_other_analyzer(cfg, new.doc().analyzer, &cands);
-    let mut roots = Roots::default();
+    let mut roots = decide::Roots::default();
     without_own_copies(&mut judged, self_key);
-    roots.resolve(cfg, &cands, &mut judged, commit);
+    resolve_roots(&mut roots, cfg, &cands, &mut judged, commit);
     let mut d = decide::choose(&judged);
     // With no duplicate, the verdict is that of the closest candidate (the highest
     // "new duplicates it" value): when that says "it duplicates new", a candidate
@@ -994,7 +938,7 @@ pub fn check(
     });
     if reweighed > 0 {
         count(0, 0, reweighed);
-        judged = settled(judge(
+        judged = decide::settled(judge(
             model.as_deref(),
             &new,
             &cands,
@@ -1003,7 +947,7 @@ pub fn check(
             reach,
         ));
         without_own_copies(&mut judged, self_key);
-        roots.resolve(cfg, &cands, &mut judged, commit);
+        resolve_roots(&mut roots, cfg, &cands, &mut judged, commit);
         d = decide::choose(&judged);
     }
     let add = store == Store::Always || (store == Store::UnlessDuplicate && d.original.is_none());

@@ -808,19 +808,6 @@ fn weights(
     )
 }
 
-/// The k heaviest body terms of `doc`, heaviest first (ties by term).
-pub fn top_terms_of(doc: &Document, w: &[f64], k: usize) -> Vec<(String, f64)> {
-    let mut v: Vec<(String, f64)> = doc
-        .terms
-        .iter()
-        .zip(w)
-        .map(|(t, &w)| (t.term.to_string(), w))
-        .collect();
-    v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    v.truncate(k);
-    v
-}
-
 /// The k heaviest body terms of `doc` in a collection.
 #[pg_extern(stable, strict)]
 fn top_terms(
@@ -837,5 +824,5 @@ fn top_terms(
     let (w, _) = crate::pg::privilege::reading_collection(collection, "dedup.top_terms", || {
         document_weights(&doc, &load(collection), None)
     });
-    TableIterator::new(top_terms_of(&doc, &w, k as usize))
+    TableIterator::new(weights::top_terms(&doc, &w, k as usize))
 }
