@@ -276,17 +276,11 @@ pub fn candidates(
                         continue;
                     };
                     let shared = row_sig.shared_keys(sig);
-                    if let Some(worst) = rows.last() {
-                        if rows.len() == keep
-                            && order(shared, &k, worst.shared, &worst.key)
-                                != std::cmp::Ordering::Less
-                        {
-                            continue;
-                        }
-                    }
-                    let at = rows.partition_point(|r| {
-                        order(r.shared, &r.key, shared, &k) != std::cmp::Ordering::Greater
-                    });
+                    let Some(at) = crate::sorted::best_first_position(&rows, keep, |r| {
+                        order(r.shared, &r.key, shared, &k)
+                    }) else {
+                        continue;
+                    };
                     rows.insert(
                         at,
                         Row {
