@@ -123,6 +123,18 @@ pub fn without_copies_of(judged: &mut Vec<Judged>, me: &str) {
     judged.retain(|_| keep.next().unwrap_or(true));
 }
 
+/// Whether a candidate is left unweighed, from upper bounds of the decision value
+/// in both directions ("new duplicates it", "it duplicates new"; None: the model
+/// gives no bound): `Some(the first bound)` when neither can reach a duplicate. An
+/// exact copy is a duplicate whatever the bounds say.
+pub fn ruled_out(exact: bool, new_dup: Option<f64>, cand_dup: Option<f64>) -> Option<f64> {
+    if exact {
+        return None;
+    }
+    let (new_dup, cand_dup) = (new_dup?, cand_dup?);
+    (new_dup <= 0.0 && cand_dup <= 0.0).then_some(new_dup)
+}
+
 /// The transaction to wait for before deciding: one that inserted, and has not
 /// yet committed, a candidate that is a duplicate either way (each judged
 /// candidate comes with its inserting transaction while that is in progress).
@@ -417,6 +429,20 @@ mod tests {
             score_cand_dup: cand_dup,
             exact: false,
         }
+    }
+
+    #[test]
+    fn a_candidate_is_ruled_out_only_when_both_bounds_stay_at_zero_or_below() {
+        use super::ruled_out;
+        assert_eq!(ruled_out(false, Some(-0.5), Some(0.0)), Some(-0.5));
+        assert_eq!(ruled_out(false, Some(-0.5), Some(0.1)), None);
+        assert_eq!(ruled_out(false, Some(0.1), Some(-3.0)), None);
+        assert_eq!(ruled_out(false, None, Some(-3.0)), None, "no bound (RBF)");
+        assert_eq!(
+            ruled_out(true, Some(-9.0), Some(-9.0)),
+            None,
+            "an exact copy"
+        );
     }
 
     #[test]

@@ -677,7 +677,7 @@ impl Pruner<'_> {
     fn rules_out(&self, cand: &Sketched, auth: &Authorities) -> Option<f64> {
         let (new, model, positive) = self.new?;
         if decide::exact_copy(new.doc().fingerprint, cand.sketch.fingerprint) {
-            return None; // a duplicate whatever the bounds say
+            return decide::ruled_out(true, None, None);
         }
         let (ab, ba) = crate::features::bounds(
             &new.side(),
@@ -690,8 +690,7 @@ impl Pruner<'_> {
             Some(m) => m.model.decision_upper(r),
             None => Some(decide::threshold_rule_upper(r)),
         };
-        let (new_dup, cand_dup) = (upper(&ab)?, upper(&ba)?);
-        (new_dup <= 0.0 && cand_dup <= 0.0).then_some(new_dup)
+        decide::ruled_out(false, upper(&ab), upper(&ba))
     }
 }
 
