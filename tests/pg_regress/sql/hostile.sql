@@ -186,6 +186,13 @@ DROP TRIGGER twice ON hostile_trg;
 CREATE TRIGGER dedup_truncate_trigger_7 AFTER TRUNCATE ON hostile_trg FOR EACH STATEMENT EXECUTE FUNCTION dedup._truncate_trigger();
 SELECT err($$TRUNCATE hostile_trg$$);
 DROP TRIGGER dedup_truncate_trigger_7 ON hostile_trg;
+-- The check itself: the name, never an empty or non-numeric suffix (no Citus
+-- here, so no suffix at all); STRICT.
+SELECT err($$SELECT dedup._check_trigger_name('_delete_trigger', 'dedup_delete_trigger', 'dedup_delete_trigger')$$);
+SELECT err($$SELECT dedup._check_trigger_name('_delete_trigger', '', 'dedup_delete_trigger')$$);
+SELECT err($$SELECT dedup._check_trigger_name('_delete_trigger', 'dedup_delete_trigger_', 'dedup_delete_trigger')$$);
+SELECT err($$SELECT dedup._check_trigger_name('_delete_trigger', 'dedup_delete_trigger_x1', 'dedup_delete_trigger')$$);
+SELECT dedup._check_trigger_name(NULL, 'x', 'y') IS NULL AS strict_null;
 CREATE TABLE hostile_plain (id int PRIMARY KEY, body text);
 CREATE TRIGGER by_hand BEFORE INSERT ON hostile_plain FOR EACH ROW EXECUTE FUNCTION dedup._trigger();
 SELECT err($$INSERT INTO hostile_plain VALUES (1, 'Мост через реку откроют весной после ремонта.')$$);
