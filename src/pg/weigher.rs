@@ -218,10 +218,35 @@ fn check_generation() {
 /// Empties the backend term and document caches (on transaction abort: what was
 /// read may have included the aborted transaction's own changes).
 pub fn clear_backend_cache() {
-    TERMS.with(|t| t.borrow_mut().clear());
-    DOCS.with(|d| d.borrow_mut().clear());
-    SKETCHES.with(|d| d.borrow_mut().clear());
+    let terms = TERMS.with(|t| {
+        let mut t = t.borrow_mut();
+        let n: usize = t.values().map(|c| c.terms.len()).sum();
+        t.clear();
+        n
+    });
+    let mut bytes = DOCS.with(|d| {
+        let mut d = d.borrow_mut();
+        let b = d.total();
+        d.clear();
+        b
+    });
+    bytes += SKETCHES.with(|d| {
+        let mut d = d.borrow_mut();
+        let b = d.total();
+        d.clear();
+        b
+    });
+    // What a large cache held goes back to the operating system now, not when
+    // mimalloc would next purge it: an aborted bulk load's backend may stay idle.
+    if terms >= RELEASE_AFTER_TERMS || bytes >= RELEASE_AFTER_BYTES {
+        crate::release_freed_memory();
+    }
 }
+
+/// Cleared caches at least this large (terms, or weighed documents' bytes) have
+/// their memory returned at once (see [`clear_backend_cache`]).
+const RELEASE_AFTER_TERMS: usize = 100_000;
+const RELEASE_AFTER_BYTES: usize = 16 * 1024 * 1024;
 
 /// Weighs documents against one collection's statistics, fetching the df/cf of
 /// many documents' terms in one query. What it fetched stays in a per-backend cache
