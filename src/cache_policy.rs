@@ -1,13 +1,16 @@
 //! When a backend may reuse collection statistics it read earlier: the pure
 //! decisions behind the term and document caches of `pg::weigher`.
 //!
-//! A cached df/cf (or a document weighed with them) is reused while the
-//! collection's N has moved by at most a tolerance since it was read, and there
-//! was no recompute. Entries expire one by one, so a long ingest refreshes a steady
-//! trickle of terms instead of the whole cache at once. Weights move far less than
-//! N: at 1 % a term's IDF changes by about 0.01 nats.
+//! A cached df/cf (or a document weighed with them) is reused while at most a
+//! tolerance of documents have been added to or removed from the collection since
+//! it was read (its stored `changes_since_recompute`: N alone would miss an UPDATE,
+//! which removes one document and adds another, moving df and not N), and there
+//! was no recompute. Each addition or removal moves a df by at most 1, so a cached
+//! df lags by at most the tolerance. Entries expire one by one, so a long ingest
+//! refreshes a steady trickle of terms instead of the whole cache at once. Weights
+//! move far less than N: at 1 % a term's IDF changes by about 0.01 nats.
 
-/// The share of N a cached statistic may lag by.
+/// The share of N a cached statistic may lag by (in documents added or removed).
 pub const DRIFT: f64 = 0.01;
 
 /// Collections with fewer documents are always re-read, so that hand-checked

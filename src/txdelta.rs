@@ -465,10 +465,18 @@ impl TxDelta {
 
     /// The changes to N and the total length of `coll`.
     pub fn n_len(&self, coll: i32) -> (i64, i64) {
-        let mut out = (0, 0);
+        let (n, len, _) = self.n_len_changes(coll);
+        (n, len)
+    }
+
+    /// The changes to N and the total length of `coll`, and how many documents
+    /// were added or removed ([`CollDelta::changes`]).
+    pub fn n_len_changes(&self, coll: i32) -> (i64, i64, i64) {
+        let mut out = (0, 0, 0);
         self.visit(coll, |d| {
             out.0 += d.n_docs;
             out.1 += d.total_len;
+            out.2 += d.changes;
         });
         out
     }

@@ -224,6 +224,7 @@ pub fn drop_collection(name: &str) {
         });
     }
     forget_own_changes(coll.id);
+    crate::pg::stats::note_stats_written();
     Spi::connect_mut(|c| {
         for sql in [
             "DELETE FROM dedup.term_stats WHERE collection_id = $1",

@@ -152,6 +152,7 @@ fn recompute_collection_without(coll: &Collection, skip: Option<pg_sys::Oid>) ->
     // The tables already hold this transaction's rows: its unwritten changes would
     // count them twice.
     forget_own_changes(coll.id);
+    crate::pg::stats::note_stats_written();
     // First, before any statistics row: writers lock them in this order too.
     crate::pg::stats_lock::recompute(coll.id);
     let tables: Vec<(pg_sys::Oid, String, Option<String>)> = as_owner(|| {

@@ -62,14 +62,34 @@ thread_local! {
     static DELTA: RefCell<crate::txdelta::TxDelta> = RefCell::new(crate::txdelta::TxDelta::default());
 }
 
+thread_local! {
+    /// Whether this transaction has written statistics rows (see
+    /// [`note_stats_written`]).
+    static STATS_WRITTEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// This transaction writes statistics rows (`term_stats`, `collection_stats`, a
+/// pending row, a recompute, a dropped collection): a read after it may see them
+/// and cache them, so a rollback must empty the backend's term cache
+/// (`pg::weigher::after_abort`).
+pub fn note_stats_written() {
+    STATS_WRITTEN.with(|w| w.set(true));
+}
+
+/// Whether this transaction wrote statistics rows, forgetting it (it ended).
+pub fn take_stats_written() -> bool {
+    STATS_WRITTEN.with(|w| w.replace(false))
+}
+
 /// Runs `f` on this transaction's statistics changes (for [`crate::pg::statement`]).
 pub fn with_own_changes<R>(f: impl FnOnce(&mut crate::txdelta::TxDelta) -> R) -> R {
     DELTA.with(|d| f(&mut d.borrow_mut()))
 }
 
-/// This transaction's own changes to N and the total length of a collection.
-pub(crate) fn own_n_len(coll_id: i32) -> (i64, i64) {
-    DELTA.with(|d| d.borrow().n_len(coll_id))
+/// This transaction's own changes to N and the total length of a collection, and
+/// how many documents it added or removed.
+pub(crate) fn own_n_len(coll_id: i32) -> (i64, i64, i64) {
+    DELTA.with(|d| d.borrow().n_len_changes(coll_id))
 }
 
 /// Adds this transaction's own changes to statistics read from the tables.
@@ -193,6 +213,7 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
     if all.is_empty() {
         return;
     }
+    note_stats_written();
     let setting = crate::gucs::stats_batch();
     let snapshot_only = !preparing && appends_only();
     Spi::connect_mut(|c| {
@@ -433,6 +454,7 @@ pub(crate) fn pending_rows(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32, cap: 
 /// as every writer does), all in one statement, so the rows and what they carried
 /// move together. Returns the number of pending rows folded.
 pub(crate) fn fold(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> i64 {
+    note_stats_written();
     crate::pg::stats_lock::write(coll_id);
     let t = c
         .update(

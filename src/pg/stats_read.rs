@@ -1,5 +1,5 @@
 //! Reads of a collection's stored statistics as this transaction sees them: N,
-//! the total length and the last recompute (`collection_state`, once per
+//! the total length, the last recompute and the changes since (`collection_state`, once per
 //! statement), and the df/cf of given terms (`term_stats`), each with the
 //! transaction's own unwritten changes added (`pg::stats`).
 
@@ -11,39 +11,69 @@ use crate::weights::{CollectionStats, TermStat};
 use pgrx::prelude::*;
 use std::cell::RefCell;
 
-thread_local! {
-    static STATES: RefCell<StmtMap<i32, (CollectionStats, Option<i64>)>> = RefCell::new(StmtMap::default());
+/// The collection row as stored: N and the total length, the last recompute
+/// (microseconds from the Unix epoch) and the documents added or removed since
+/// (`changes_since_recompute`).
+#[derive(Clone, Copy, Default, Debug, PartialEq)]
+pub struct StoredState {
+    pub stats: CollectionStats,
+    pub last_recompute: Option<i64>,
+    pub changes: i64,
 }
 
-/// N, total length and the last recompute (microseconds) of a collection, read
-/// once per statement (and again after any write).
-/// This transaction's own unwritten changes are added.
-/// Also N as stored (without this transaction's own changes): what a cached
-/// statistic read from the tables is measured against.
-pub(crate) fn collection_state(id: i32) -> (CollectionStats, Option<i64>, i64) {
-    let (mut s, at) = match cache::with(&STATES, |m| m.get(&id).copied()) {
+thread_local! {
+    static STATES: RefCell<StmtMap<i32, StoredState>> = RefCell::new(StmtMap::default());
+}
+
+/// A collection's statistics as this transaction sees them, and what a backend
+/// cache of them is measured against.
+#[derive(Clone, Copy, Debug)]
+pub struct State {
+    /// N and the total length, this transaction's own unwritten changes added.
+    pub stats: CollectionStats,
+    pub last_recompute: Option<i64>,
+    /// N as stored (without this transaction's own changes).
+    pub stored_n: i64,
+    /// The documents added or removed since the last recompute, as stored: the
+    /// clock cached statistics are read at. N alone would not do: an UPDATE of a
+    /// text removes one document and adds another, moving its words' df and not N.
+    pub stored_clock: i64,
+    /// The same with this transaction's own additions and removals.
+    pub clock: i64,
+}
+
+/// A collection's [`State`], its row read once per statement (and again after
+/// any write).
+pub(crate) fn collection_state(id: i32) -> State {
+    let st = match cache::with(&STATES, |m| m.get(&id).copied()) {
         Some(s) => s,
         None => {
             let s = collection_state_uncached(id);
             cache::with(&STATES, |m| m.insert(id, s));
-            crate::pg::stats::note_stored_n(id, s.0.n_docs);
+            crate::pg::stats::note_stored_n(id, s.stats.n_docs);
             s
         }
     };
-    let stored_n = s.n_docs;
-    let (n, len) = own_n_len(id);
-    s.n_docs = (s.n_docs + n).max(0);
-    s.total_len = (s.total_len + len).max(0);
-    (s, at, stored_n)
+    let (n, len, changes) = own_n_len(id);
+    State {
+        stats: CollectionStats {
+            n_docs: (st.stats.n_docs + n).max(0),
+            total_len: (st.stats.total_len + len).max(0),
+        },
+        last_recompute: st.last_recompute,
+        stored_n: st.stats.n_docs,
+        stored_clock: st.changes,
+        clock: st.changes.saturating_add(changes),
+    }
 }
 
 /// `dedup.collection_stats`, its primary key, and the attribute numbers of
-/// `n_docs`, `total_len` and `last_recompute`.
+/// `n_docs`, `total_len`, `last_recompute` and `changes_since_recompute`.
 #[derive(Clone, Copy)]
 struct StatsRelation {
     rel: pg_sys::Oid,
     pkey: pg_sys::Oid,
-    atts: [i32; 3],
+    atts: [i32; 4],
 }
 
 thread_local! {
@@ -64,9 +94,9 @@ fn stats_relation() -> Option<StatsRelation> {
     if crate::pg::citus::present() {
         let r = crate::pg::citus::local_placement("dedup.collection_stats").and_then(|(rel, pkey)| {
             let atts = lookup::one_with_args::<Vec<i32>>(
-                "SELECT array_agg(attnum::int4 ORDER BY array_position(ARRAY['n_docs', 'total_len', 'last_recompute'], attname::text)) \
+                "SELECT array_agg(attnum::int4 ORDER BY array_position(ARRAY['n_docs', 'total_len', 'last_recompute', 'changes_since_recompute'], attname::text)) \
                  FROM pg_catalog.pg_attribute WHERE attrelid = $1 \
-                   AND attname IN ('n_docs', 'total_len', 'last_recompute') AND NOT attisdropped",
+                   AND attname IN ('n_docs', 'total_len', 'last_recompute', 'changes_since_recompute') AND NOT attisdropped",
                 &[rel.into()],
             )
             .ok()
@@ -74,7 +104,7 @@ fn stats_relation() -> Option<StatsRelation> {
             Some(StatsRelation {
                 rel,
                 pkey,
-                atts: [*atts.first()?, *atts.get(1)?, *atts.get(2)?],
+                atts: [*atts.first()?, *atts.get(1)?, *atts.get(2)?, *atts.get(3)?],
             })
         });
         if let Some(r) = r {
@@ -88,9 +118,9 @@ fn stats_relation() -> Option<StatsRelation> {
         let t = cache::select(
             c,
             "SELECT 'dedup.collection_stats'::regclass::oid, 'dedup.collection_stats_pkey'::regclass::oid, \
-                    (SELECT array_agg(attnum::int4 ORDER BY array_position(ARRAY['n_docs', 'total_len', 'last_recompute'], attname::text)) \
+                    (SELECT array_agg(attnum::int4 ORDER BY array_position(ARRAY['n_docs', 'total_len', 'last_recompute', 'changes_since_recompute'], attname::text)) \
                      FROM pg_catalog.pg_attribute WHERE attrelid = 'dedup.collection_stats'::regclass \
-                       AND attname IN ('n_docs', 'total_len', 'last_recompute') AND NOT attisdropped)",
+                       AND attname IN ('n_docs', 'total_len', 'last_recompute', 'changes_since_recompute') AND NOT attisdropped)",
             Some(1),
             &[],
         );
@@ -99,7 +129,7 @@ fn stats_relation() -> Option<StatsRelation> {
         Some(StatsRelation {
             rel: r.get::<pg_sys::Oid>(1).ok().flatten()?,
             pkey: r.get::<pg_sys::Oid>(2).ok().flatten()?,
-            atts: [*atts.first()?, *atts.get(1)?, *atts.get(2)?],
+            atts: [*atts.first()?, *atts.get(1)?, *atts.get(2)?, *atts.get(3)?],
         })
     })?;
     STATS_RELATION.with(|c| c.set(Some((epoch, r))));
@@ -121,7 +151,7 @@ const POSTGRES_EPOCH_UNIX_US: i64 = 946_684_800_000_000;
 /// (as a query it was about a thirtieth of a trigger insert's time). It sees what
 /// the query below would (`scan::push_query_snapshot`), so this transaction's own
 /// changes show.
-fn collection_state_uncached(id: i32) -> (CollectionStats, Option<i64>) {
+fn collection_state_uncached(id: i32) -> StoredState {
     // SAFETY: reads the backend's snapshot stack.
     let have_snapshot = unsafe { pg_sys::ActiveSnapshotSet() };
     if let Some(sr) = stats_relation().filter(|_| have_snapshot) {
@@ -151,7 +181,7 @@ fn collection_state_uncached(id: i32) -> (CollectionStats, Option<i64>) {
             );
             let tup = pg_sys::systable_getnext(scan);
             let out = if tup.is_null() {
-                (CollectionStats::default(), None)
+                StoredState::default()
             } else {
                 let desc = (*rel).rd_att;
                 let get = |att: i32| {
@@ -159,13 +189,15 @@ fn collection_state_uncached(id: i32) -> (CollectionStats, Option<i64>) {
                     let d = pg_sys::heap_getattr(tup, att, desc, &mut isnull);
                     (!isnull).then(|| d.value() as i64)
                 };
-                (
-                    CollectionStats {
+                StoredState {
+                    stats: CollectionStats {
                         n_docs: get(sr.atts[0]).unwrap_or(0),
                         total_len: get(sr.atts[1]).unwrap_or(0),
                     },
-                    get(sr.atts[2]).map(|t| t.saturating_add(POSTGRES_EPOCH_UNIX_US)),
-                )
+                    last_recompute: get(sr.atts[2])
+                        .map(|t| t.saturating_add(POSTGRES_EPOCH_UNIX_US)),
+                    changes: get(sr.atts[3]).unwrap_or(0),
+                }
             };
             pg_sys::systable_endscan(scan);
             pg_sys::table_close(rel, lock);
@@ -176,38 +208,37 @@ fn collection_state_uncached(id: i32) -> (CollectionStats, Option<i64>) {
     collection_state_query(id)
 }
 
-/// N, total length and last recompute, as [`collection_state_both`] reads them.
-#[cfg(any(test, feature = "pg_test"))]
-pub type StateRead = (i64, i64, Option<i64>);
-
 /// Both reads of the collection row, direct and by query; for tests.
 #[cfg(any(test, feature = "pg_test"))]
-pub fn collection_state_both(id: i32) -> (StateRead, StateRead) {
-    let (a, at) = collection_state_uncached(id);
-    let (b, bt) = collection_state_query(id);
-    ((a.n_docs, a.total_len, at), (b.n_docs, b.total_len, bt))
+pub fn collection_state_both(id: i32) -> (StoredState, StoredState) {
+    (collection_state_uncached(id), collection_state_query(id))
 }
 
-fn collection_state_query(id: i32) -> (CollectionStats, Option<i64>) {
+fn collection_state_query(id: i32) -> StoredState {
     Spi::connect(|c| {
         let t = cache::select(
             c,
-            "SELECT n_docs, total_len, (extract(epoch FROM last_recompute) * 1e6)::int8 \
+            "SELECT n_docs, total_len, (extract(epoch FROM last_recompute) * 1e6)::int8, \
+                    changes_since_recompute \
              FROM dedup.collection_stats WHERE collection_id = $1",
             Some(1),
             &[id.into()],
         );
         if t.is_empty() {
-            return (CollectionStats::default(), None);
+            return StoredState::default();
         }
         let r = t.first();
-        (
-            CollectionStats {
+        StoredState {
+            stats: CollectionStats {
                 n_docs: stored(r.get::<i64>(1), "dedup.collection_stats.n_docs"),
                 total_len: stored(r.get::<i64>(2), "dedup.collection_stats.total_len"),
             },
-            r.get::<i64>(3).ok().flatten(),
-        )
+            last_recompute: r.get::<i64>(3).ok().flatten(),
+            changes: stored(
+                r.get::<i64>(4),
+                "dedup.collection_stats.changes_since_recompute",
+            ),
+        }
     })
 }
 

@@ -193,7 +193,7 @@ mod tests {
             .expect("collection id");
         let (direct, query) = collection_state_both(id);
         assert_eq!(direct, query);
-        assert_eq!(direct.2, None);
+        assert_eq!(direct.last_recompute, None);
         Spi::run(
             "CREATE TEMP TABLE sd AS SELECT dedup.to_document(format('Новость %s о мосте.', i)) AS d \
              FROM generate_series(1, 30) i",
@@ -204,10 +204,13 @@ mod tests {
         )?;
         let (direct, query) = collection_state_both(id);
         assert_eq!(direct, query);
-        assert_eq!(direct.0, 31);
-        assert!(direct.2.is_some());
+        assert_eq!(direct.stats.n_docs, 31);
+        assert_eq!(direct.changes, 1, "one document since the recompute");
+        assert!(direct.last_recompute.is_some());
         // An unknown collection reads as empty both ways.
-        assert_eq!(collection_state_both(-5), ((0, 0, None), (0, 0, None)));
+        let (direct, query) = collection_state_both(-5);
+        assert_eq!(direct, query);
+        assert_eq!(direct, Default::default());
         Ok(())
     }
 

@@ -22,8 +22,8 @@ use std::rc::Rc;
 
 thread_local! {
     /// Term statistics fetched by [`Weigher`]s, per collection id, kept across
-    /// statements; each entry while the collection's N stays within [`cache_policy::DRIFT`] of the
-    /// N it was read at (see [`Weigher::prefetch`]).
+    /// statements; each entry while at most [`cache_policy::DRIFT`] of N documents
+    /// have been added or removed since it was read (see [`Weigher::prefetch`]).
     static TERMS: RefCell<HashMap<i32, CachedTerms>> = RefCell::new(HashMap::new());
     /// Decoded, weighed stored documents (see [`Weigher::weigh_stored`]), within
     /// `dedup.document_cache_size`.
@@ -35,7 +35,8 @@ thread_local! {
 
 /// Term statistics a backend read from the tables, without any transaction's own
 /// unwritten changes (a [`Weigher`] adds its transaction's at each lookup): each
-/// entry remembers the stored N it was read at.
+/// entry remembers the stored clock (documents added or removed since the last
+/// recompute) it was read at.
 struct CachedTerms {
     /// When a [`Weigher`] last put it back (a backend-wide count), for eviction.
     used: u64,
@@ -47,8 +48,8 @@ struct CachedTerms {
 /// Whether a backend holds every term of a collection (see [`PRELOAD_MAX_TERMS`]).
 #[derive(Clone, Copy, Default)]
 struct WholeRead {
-    /// The stored N at which every term row was read into an emptied map: a term
-    /// absent from the map then had df 0.
+    /// The stored clock at which every term row was read into an emptied map: a
+    /// term absent from the map then had df 0.
     complete_at: Option<i64>,
     /// The N at which a whole read found more than [`PRELOAD_MAX_TERMS`] terms; not
     /// tried again until N has doubled.
@@ -60,8 +61,8 @@ struct WholeRead {
 /// largest part of `classify_pair`'s time.
 type TermMap = HashMap<crate::document::Term, Cached, foldhash::fast::RandomState>;
 
-/// One cached term: its stored df/cf and the collection's stored N when they were
-/// read.
+/// One cached term: its stored df/cf and the collection's stored clock when they
+/// were read.
 #[derive(Clone, Copy)]
 struct Cached {
     stat: TermStat,
@@ -121,7 +122,7 @@ impl Weighed {
 }
 
 /// df/cf of a document's body and title terms, aligned with them, and the
-/// smallest N any of them was read at.
+/// oldest clock any of them was read at.
 #[derive(Default)]
 struct DocStats {
     body: Vec<TermStat>,
@@ -162,7 +163,7 @@ impl Sketched {
 
 struct DocEntry {
     weighed: Rc<Weighed>,
-    /// The smallest N any of the statistics behind the weights was read at.
+    /// The oldest clock any of the statistics behind the weights was read at.
     read_at: i64,
     last_recompute: Option<i64>,
     k1: u64,
@@ -215,15 +216,40 @@ fn check_generation() {
     }
 }
 
-/// Empties the backend term and document caches (on transaction abort: what was
-/// read may have included the aborted transaction's own changes).
+/// Empties the backend term and document caches.
 pub fn clear_backend_cache() {
-    let terms = TERMS.with(|t| {
-        let mut t = t.borrow_mut();
-        let n: usize = t.values().map(|c| c.terms.len()).sum();
-        t.clear();
-        n
-    });
+    clear_caches(true);
+}
+
+/// The transaction rolled back. The weighed documents go (their weights counted
+/// its own changes). The term cache goes only when it wrote statistics rows:
+/// otherwise it holds committed rows alone (a transaction's own changes are added
+/// at each lookup, never cached), and keeping it spares the next insert a whole
+/// read of the collection (an insert refused under `'error'` rolls back).
+pub fn after_abort() {
+    clear_caches(crate::pg::stats::take_stats_written());
+}
+
+/// The transaction committed, or was prepared: a prepared transaction that wrote
+/// statistics rows may yet be rolled back, so the term cache goes with them.
+pub fn after_end(prepared: bool) {
+    if crate::pg::stats::take_stats_written() && prepared {
+        clear_caches(true);
+    }
+}
+
+/// Empties the weighed-document caches, and the term cache when `terms`.
+fn clear_caches(terms: bool) {
+    let terms = if terms {
+        TERMS.with(|t| {
+            let mut t = t.borrow_mut();
+            let n: usize = t.values().map(|c| c.terms.len()).sum();
+            t.clear();
+            n
+        })
+    } else {
+        0
+    };
     let mut bytes = DOCS.with(|d| {
         let mut d = d.borrow_mut();
         let b = d.total();
@@ -237,34 +263,40 @@ pub fn clear_backend_cache() {
         b
     });
     // What a large cache held goes back to the operating system now, not when
-    // mimalloc would next purge it: an aborted bulk load's backend may stay idle.
+    // mimalloc would next purge it: the backend may stay idle in a pool.
     if terms >= RELEASE_AFTER_TERMS || bytes >= RELEASE_AFTER_BYTES {
         crate::release_freed_memory();
     }
 }
 
 /// Cleared caches at least this large (terms, or weighed documents' bytes) have
-/// their memory returned at once (see [`clear_backend_cache`]).
+/// their memory returned at once (see [`clear_caches`]).
 const RELEASE_AFTER_TERMS: usize = 100_000;
 const RELEASE_AFTER_BYTES: usize = 16 * 1024 * 1024;
 
 /// Weighs documents against one collection's statistics, fetching the df/cf of
 /// many documents' terms in one query. What it fetched stays in a per-backend cache
-/// for the next `Weigher` of the collection, each entry while N moves by at most
-/// [`cache_policy::DRIFT`] from where it was read.
+/// for the next `Weigher` of the collection, each entry while at most
+/// [`cache_policy::DRIFT`] of N documents have been added or removed since it was
+/// read.
 pub struct Weigher<'c> {
     pub coll: &'c Collection,
     params: Params,
     /// N and the total length as this transaction sees them (its own changes in).
     stats: CollectionStats,
-    /// N as stored: cached statistics are current while it stays within the
-    /// tolerance of the N they were read at. A transaction's own changes are added
-    /// at each lookup, exactly, so a bulk load in one transaction (which changes
-    /// nothing stored until it commits) never reads the same statistics twice.
-    stored_n: i64,
+    /// The stored count of documents added or removed since the last recompute
+    /// (see `stats_read::State`): cached statistics are current while it stays
+    /// within the tolerance of the count they were read at. A transaction's own
+    /// changes are added at each lookup, exactly, so a bulk load in one transaction
+    /// (which changes nothing stored until it commits) never reads the same
+    /// statistics twice.
+    stored_clock: i64,
+    /// The same with this transaction's own additions and removals: what weighed
+    /// documents record.
+    clock: i64,
     terms: TermMap,
     last_recompute: Option<i64>,
-    /// Entries read at an N further than this from the current N are read again.
+    /// Entries read more than this many additions and removals ago are read again.
     tolerance: i64,
     whole: WholeRead,
 }
@@ -314,7 +346,8 @@ impl<'c> Weigher<'c> {
         if let Some(w) = scheme {
             params.weighting = w;
         }
-        let (stats, last_recompute, stored_n) = collection_state(coll.id);
+        let state = collection_state(coll.id);
+        let (stats, last_recompute) = (state.stats, state.last_recompute);
         check_generation();
         let cached = TERMS.with(|t| t.borrow_mut().remove(&coll.id));
         let small = stats.n_docs < cache_policy::SMALL_COLLECTION;
@@ -330,25 +363,26 @@ impl<'c> Weigher<'c> {
             coll,
             params,
             stats,
-            stored_n,
+            stored_clock: state.stored_clock,
+            clock: state.clock,
             terms,
             last_recompute,
             tolerance: cache_policy::tolerance(
                 stats.n_docs,
-                cache_policy::batch(crate::gucs::stats_batch(), stored_n),
+                cache_policy::batch(crate::gucs::stats_batch(), state.stored_n),
             ),
             whole,
         }
     }
 
     fn current(&self, c: &Cached) -> bool {
-        cache_policy::current(self.stored_n, c.read_at, self.tolerance)
+        cache_policy::current(self.stored_clock, c.read_at, self.tolerance)
     }
 
-    /// This transaction's own change of N: added to a cached entry's `read_at` to
-    /// put it on the scale of `stats.n_docs` (what weighed documents record).
-    fn own_n(&self) -> i64 {
-        self.stats.n_docs - self.stored_n
+    /// This transaction's own additions and removals: added to a cached entry's
+    /// `read_at` to put it on the scale of `clock` (what weighed documents record).
+    fn own_clock(&self) -> i64 {
+        self.clock - self.stored_clock
     }
 
     /// Adds this transaction's own unwritten changes of `terms` to `stats`.
@@ -405,7 +439,7 @@ impl<'c> Weigher<'c> {
         missing.dedup();
         let names: Vec<String> = missing.iter().map(|t| t.to_string()).collect();
         let found = stored_term_stats(self.coll.id, &names);
-        let read_at = self.stored_n;
+        let read_at = self.stored_clock;
         for (t, stat) in missing.into_iter().zip(found) {
             self.terms.insert(t, Cached { stat, read_at });
         }
@@ -414,7 +448,7 @@ impl<'c> Weigher<'c> {
     fn whole_current(&self) -> bool {
         self.whole
             .complete_at
-            .is_some_and(|at| cache_policy::current(self.stored_n, at, self.tolerance))
+            .is_some_and(|at| cache_policy::current(self.stored_clock, at, self.tolerance))
     }
 
     /// Small collections (N < 100) are read term by term: they are re-read on
@@ -446,7 +480,7 @@ impl<'c> Weigher<'c> {
     /// are more than `limit`; returns whether it did.
     fn read_all(&mut self, limit: Option<i64>) -> bool {
         let mut read = TermMap::default();
-        let read_at = self.stored_n;
+        let read_at = self.stored_clock;
         // One row: the terms joined by newlines (a term never holds whitespace), and
         // their df and cf as arrays. Reading 50,000 terms as one row per term cost
         // ~5 us a row in SPI tuple handling; this costs a fraction of that.
@@ -516,7 +550,7 @@ impl<'c> Weigher<'c> {
         let st = DocStats {
             body: self.lookup(&doc.terms),
             title: self.lookup(&doc.title_terms),
-            read_at: self.stats.n_docs,
+            read_at: self.clock,
         };
         self.weights_from(doc, &st)
     }
@@ -524,10 +558,10 @@ impl<'c> Weigher<'c> {
     /// The statistics of every term of `docs`, each term looked up once in the
     /// cache; those missing or stale are fetched together (see [`Self::fetch`]).
     /// This transaction's own changes are added. A document's `read_at` is on the
-    /// scale of `stats.n_docs`: its oldest term's stored N plus the own change.
+    /// scale of `clock`: its oldest term's stored clock plus the own changes.
     fn stats_of(&mut self, docs: &[&Document]) -> Vec<DocStats> {
-        let now = self.stats.n_docs;
-        let own_n = self.own_n();
+        let now = self.clock;
+        let own = self.own_clock();
         let mut out = Vec::with_capacity(docs.len());
         // (document, title?, term index) of each term not in the cache.
         let mut missing: Vec<(usize, bool, usize)> = Vec::new();
@@ -539,7 +573,7 @@ impl<'c> Weigher<'c> {
                     .enumerate()
                     .map(|(ti, t)| match self.terms.get(t.term.as_str()) {
                         Some(c) if self.current(c) => {
-                            read_at = read_at.min(c.read_at + own_n);
+                            read_at = read_at.min(c.read_at + own);
                             c.stat
                         }
                         _ => {
@@ -572,7 +606,7 @@ impl<'c> Weigher<'c> {
                 continue;
             };
             if let Some(c) = self.terms.get(term.as_str()) {
-                s.read_at = s.read_at.min(c.read_at + own_n);
+                s.read_at = s.read_at.min(c.read_at + own);
                 let slot = if m.1 {
                     s.title.get_mut(m.2)
                 } else {
@@ -615,7 +649,7 @@ impl<'c> Weigher<'c> {
         self.weigh_read_at(doc).0
     }
 
-    /// [`Self::weigh`], and the smallest N the statistics used were read at.
+    /// [`Self::weigh`], and the oldest clock the statistics used were read at.
     pub fn weigh_read_at(&mut self, doc: Document) -> (Rc<Weighed>, i64) {
         let st = self.stats_of(&[&doc]).pop().unwrap_or_default();
         let (body, title) = self.weights_from(&doc, &st);
@@ -634,7 +668,7 @@ impl<'c> Weigher<'c> {
         e.last_recompute == self.last_recompute
             && e.k1 == self.params.k1.to_bits()
             && e.b == self.params.b.to_bits()
-            && cache_policy::current(self.stats.n_docs, e.read_at, self.tolerance)
+            && cache_policy::current(self.clock, e.read_at, self.tolerance)
     }
 
     fn entry(&self, weighed: Rc<Weighed>, read_at: i64) -> DocEntry {

@@ -53,14 +53,16 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
     {
         crate::pg::stats::discard_own_changes();
         crate::pg::models::clear_cache();
-        crate::pg::weigher::clear_backend_cache();
+        crate::pg::weigher::after_abort();
         crate::pg::stats::forget_wanted_folds();
     } else if event == pg_sys::XactEvent::XACT_EVENT_PREPARE {
+        crate::pg::weigher::after_end(true);
         crate::pg::stats::forget_wanted_folds();
         // The prepared transaction may yet be rolled back (ROLLBACK PREPARED): what
         // it wrote must not reach this backend's cache at its next commit.
         drop(crate::pg::stats::take_written());
     } else if event == pg_sys::XactEvent::XACT_EVENT_COMMIT {
+        crate::pg::weigher::after_end(false);
         crate::pg::weigher::committed(crate::pg::stats::take_written());
         crate::pg::worker::launch_wanted();
     }

@@ -331,3 +331,36 @@ SELECT s.n_docs, (SELECT count(*) FROM dedup.term_stats t WHERE t.collection_id 
 FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'prep';
 SELECT dedup.disable('prep');
 DROP TABLE prep;
+-- A rolled-back transaction and the backend's term cache (kept across
+-- transactions): one that wrote no statistics rows leaves the cache as it was
+-- (its own changes are added at each lookup, never cached); one that did empties
+-- it (here flush_stats after an UPDATE that moves a word's df without changing N,
+-- read into the cache of a new connection by its first weighing). Each is
+-- followed by the same weighing in a new connection.
+CREATE TABLE rbc (id int PRIMARY KEY, body text);
+SELECT dedup.enable('rbc', 'body');
+INSERT INTO rbc SELECT g, 'alpha bravo charlie story number ' || g FROM generate_series(1, 120) g;
+CREATE FUNCTION rbc_weights() RETURNS text LANGUAGE sql AS
+$$SELECT string_agg(term || ' ' || round(weight::numeric, 3), ', ' ORDER BY term)
+  FROM dedup.weights(dedup.to_document('alpha zulu'), 'rbc')$$;
+\c
+SELECT rbc_weights() AS cached;
+BEGIN;
+INSERT INTO rbc VALUES (121, 'zulu zulu zulu');
+SELECT rbc_weights() AS with_own_row;
+ROLLBACK;
+SELECT rbc_weights() AS after_rollback;
+\c
+SELECT rbc_weights() AS new_connection;
+\c
+BEGIN;
+UPDATE rbc SET body = replace(body, 'alpha', 'zulu');
+SELECT dedup.flush_stats('rbc');
+SELECT rbc_weights() AS flushed_in_transaction;
+ROLLBACK;
+SELECT rbc_weights() AS after_rollback_of_a_flush;
+\c
+SELECT rbc_weights() AS new_connection;
+SELECT dedup.disable('rbc');
+DROP TABLE rbc;
+DROP FUNCTION rbc_weights();
