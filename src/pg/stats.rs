@@ -88,7 +88,7 @@ pub fn with_own_changes<R>(f: impl FnOnce(&mut crate::txdelta::TxDelta) -> R) ->
 
 /// This transaction's own changes to N and the total length of a collection, and
 /// how many documents it added or removed.
-pub(crate) fn own_n_len(coll_id: i32) -> (i64, i64, i64) {
+pub(crate) fn own_counts(coll_id: i32) -> (i64, i64, i64) {
     DELTA.with(|d| d.borrow().n_len_changes(coll_id))
 }
 

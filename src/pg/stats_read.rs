@@ -5,7 +5,7 @@
 
 use crate::pg::cache::{self, StmtMap};
 use crate::pg::lookup;
-use crate::pg::stats::{own_n_len, with_own_terms};
+use crate::pg::stats::{own_counts, with_own_terms};
 use crate::pg::stored;
 use crate::weights::{CollectionStats, TermStat};
 use pgrx::prelude::*;
@@ -54,7 +54,7 @@ pub(crate) fn collection_state(id: i32) -> State {
             s
         }
     };
-    let (n, len, changes) = own_n_len(id);
+    let (n, len, changes) = own_counts(id);
     State {
         stats: CollectionStats {
             n_docs: (st.stats.n_docs + n).max(0),
