@@ -10,6 +10,7 @@ pub mod collections;
 pub mod config_cache;
 pub mod ddl_command;
 pub mod document;
+pub mod filter_quality;
 pub mod fmgr;
 pub mod guc_scope;
 pub mod ingest;

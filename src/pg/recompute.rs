@@ -1,5 +1,6 @@
 //! Bulk recompute: a collection's statistics (and derived signatures) rebuilt
-//! from its tables' stored documents, in TID-range chunks.
+//! from its tables' stored documents, in TID-range chunks; and `staleness`, how far
+//! they moved since.
 
 use crate::chunks::tid_chunks;
 use crate::error::DedupError;
@@ -482,4 +483,35 @@ fn refresh_distributed(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_c
         "recompute \"{}\": {shown} signatures 100% ({n} rows)",
         coll.name
     ));
+}
+
+/// How far a collection's statistics moved since its last recompute: the documents
+/// added or removed since then, as a fraction of its documents now (0 = fresh).
+#[pg_extern(stable, strict)]
+fn staleness(collection: &str) -> f64 {
+    privilege::reading_collection(collection, "dedup.staleness", || staleness_of(collection))
+}
+
+fn staleness_of(collection: &str) -> f64 {
+    let coll = load(collection);
+    Spi::connect(|c| {
+        let t = c
+            .select(
+                // Committed changes still pending count (see `dedup.stats_batch`).
+                "SELECT (s.changes_since_recompute + p.changes)::float8 \
+                        / greatest(s.n_docs + p.n_docs, s.changes_since_recompute + p.changes, 1) \
+                 FROM dedup.collection_stats s, \
+                      LATERAL (SELECT coalesce(sum(changes), 0) AS changes, coalesce(sum(n_docs), 0) AS n_docs \
+                               FROM dedup.term_stats_pending WHERE collection_id = $1) p \
+                 WHERE s.collection_id = $1",
+                Some(1),
+                &[coll.id.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        if t.is_empty() {
+            0.0
+        } else {
+            crate::pg::stored(t.first().get::<f64>(1), "dedup.collection_stats staleness")
+        }
+    })
 }
