@@ -119,9 +119,6 @@ def load(db: DB, data: str) -> None:
               SELECT b_id, dedup.to_document(b_body, b_title, b_time, b_source) FROM rp_pairs WHERE set = 'reuters') s""")
     db.x("DELETE FROM rp_train_docs a USING rp_train_docs b WHERE a.id = b.id AND a.ctid < b.ctid")
     db.x("ALTER TABLE rp_train_docs ADD PRIMARY KEY (id)")
-    db.x("SELECT dedup.drop_collection('rp_train') FROM dedup.collections WHERE name = 'rp_train'")
-    db.x("SELECT dedup.create_collection('rp_train', k1 => 2.0)")
-    db.x("SELECT dedup.recompute('rp_train_docs'::regclass, 'doc', 'rp_train')")
     db.x("""CREATE TABLE rp_train_pairs AS
             SELECT p.pair_id, p.set, p.label,
                    split_part(substr(p.a_id, 4), ':', 1) AS chan_a, split_part(substr(p.b_id, 4), ':', 1) AS chan_b,
@@ -132,15 +129,29 @@ def load(db: DB, data: str) -> None:
     log(f"{len(posts)} posts, {len(pairs)} labelled pairs")
 
 
-def replay(db: DB, name: str, model: str | None, options: dict, window: str | None = None) -> float:
+def train_collection(db: DB, weighting: str) -> None:
+    """The collection the models are trained under (its statistics weigh the pairs'
+    documents), with the replay tables' term weighting. The models trained under it
+    before go with it, and the replay tables that use them."""
+    for fam in FAMILIES:
+        db.x(f"DROP TABLE IF EXISTS rp_fold_{fam} CASCADE")
+    db.x("DELETE FROM dedup.models WHERE collection = 'rp_train'")
+    db.x("SELECT dedup.drop_collection('rp_train') FROM dedup.collections WHERE name = 'rp_train'")
+    db.x("SELECT dedup.create_collection('rp_train', weighting => %s, k1 => 2.0)", (weighting,))
+    db.x("SELECT dedup.recompute('rp_train_docs'::regclass, 'doc', 'rp_train')")
+
+
+def replay(db: DB, name: str, model: str | None, options: dict, window: str | None = None,
+           weighting: str = "bm25") -> float:
     """Replays the whole stream into rp_<name> through one INSERT ... SELECT (with a
     time window when ``window``, an interval); returns docs/s."""
     tbl = f"rp_{name}"
     db.x(f"DROP TABLE IF EXISTS {tbl} CASCADE")
     db.x(f"SELECT dedup.drop_collection(name) FROM dedup.collections WHERE name = '{tbl}'")
     db.x(f"CREATE TABLE {tbl} (id text PRIMARY KEY, body text, published_at timestamptz, source text)")
-    if options:
-        db.x("SELECT dedup.create_collection(%s, options => %s::jsonb)", (tbl, json.dumps(options)))
+    if options or weighting != "bm25":
+        db.x("SELECT dedup.create_collection(%s, weighting => %s, options => %s::jsonb)",
+             (tbl, weighting, json.dumps(options)))
     db.x(f"SELECT dedup.enable('{tbl}', 'body', published_at => 'published_at', source => 'source', "
          f"collection => '{tbl}', model => %s, time_window => %s::interval)", (model, window))
     t = time.perf_counter()
@@ -262,10 +273,13 @@ def main() -> None:
     ap.add_argument("--skip-load", action="store_true")
     ap.add_argument("--pairs-only", action="store_true", help="pair classification only, no replay")
     ap.add_argument("--window", default=None, help="time_window of the replay tables (an interval, e.g. '3 days')")
+    ap.add_argument("--weighting", choices=("bm25", "tf_ridf"), default="bm25",
+                    help="term weighting of the training collection and the replay tables")
     a = ap.parse_args()
     db = DB(a.host, a.port, a.db)
     if not a.skip_load:
         load(db, a.data)
+    train_collection(db, a.weighting)
     if a.train_default:
         opts = dict(TRAIN, folds=5)
         m = db.one("SELECT dedup.train('default', 'rp_train', 'SELECT a, b, a_dup_b, b_dup_a FROM rp_train_pairs', "
@@ -284,10 +298,11 @@ def main() -> None:
         log(f"wrote {a.train_default}: {m.get('pairs')} pairs, 5-fold CV {m.get('cv')}")
         return
     options = json.loads(a.options)
-    print(f"collection options {json.dumps(options)}; model: {a.model}; time window: {a.window}", flush=True)
+    print(f"collection options {json.dumps(options)}; weighting {a.weighting}; model: {a.model}; "
+          f"time window: {a.window}", flush=True)
     if a.model in ("default", "threshold"):
         model = None if a.model == "default" else "threshold"
-        rate = replay(db, a.model, model, options, a.window)
+        rate = replay(db, a.model, model, options, a.window, a.weighting)
         c = score(db, f"rp_{a.model}", None)
         report(f"{a.model} ({rate:,.0f} docs/s)", c)
         marks(db, f"rp_{a.model}")
@@ -302,7 +317,7 @@ def main() -> None:
         all_pairs += pair_scores(db, f"rp_fold_{fam}", fam)
         if a.pairs_only:
             continue
-        rate = replay(db, f"fold_{fam}", f"rp_fold_{fam}", options, a.window)
+        rate = replay(db, f"fold_{fam}", f"rp_fold_{fam}", options, a.window, a.weighting)
         c = score(db, f"rp_fold_{fam}", fam)
         report(f"held out {fam} ({rate:,.0f}/s)", c)
         marks(db, f"rp_fold_{fam}")

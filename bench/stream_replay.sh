@@ -2,7 +2,7 @@
 # The trigger's own contract on the public Telegram stream: replay it in publication
 # order through an enabled table (one INSERT ... SELECT) and score the marks against
 # the labelled pairs, channel-grouped (see bench/stream_replay.py).
-#   bash bench/stream_replay.sh [--data DIR] [--model grouped|default|threshold] [--options JSON] [--train JSON]
+#   bash bench/stream_replay.sh [--data DIR] [--model grouped|default|threshold] [--options JSON] [--train JSON] [--weighting bm25|tf_ridf]
 # Uses the installed extension and the bench cluster (/tmp/pg_dedup_bench, port 54331),
 # with PostgreSQL's default settings. About 2 minutes per replay.
 set -euo pipefail
