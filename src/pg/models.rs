@@ -680,6 +680,20 @@ fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonArg, 
             ),
         });
     }
+    // The pairs query ran with the caller's search_path; the extension's own
+    // queries run with a pinned one (the caller, with the configuration rights,
+    // may have another role's schema on its path).
+    crate::pg::guc_scope::pinned_path(|| fit_and_store(model, &coll, &opts, pairs))
+}
+
+/// `train`'s fit of `pairs` and its store as `model`.
+fn fit_and_store(
+    model: &str,
+    coll: &Collection,
+    opts: &TrainOptions,
+    pairs: Vec<(DocumentDatum, DocumentDatum, bool, bool)>,
+) -> JsonB {
+    let n_pairs = pairs.len();
     // The locks the store at the end takes, taken before the fit: a session that
     // holds the models table or the model's row makes train wait, or fail under
     // lock_timeout, now rather than after a fit of minutes (an audit lost a 40 s
@@ -690,8 +704,8 @@ fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonArg, 
         &[model.into()],
     )
     .unwrap_or_else(|e| spi_err(e));
-    let ex = examples(&coll, pairs);
-    let report = svm::train_checked(&ex, &opts, &mut crate::pg::interrupts()).or_raise();
+    let ex = examples(coll, pairs);
+    let report = svm::train_checked(&ex, opts, &mut crate::pg::interrupts()).or_raise();
     let features: Vec<String> = report
         .model
         .features

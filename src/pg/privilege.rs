@@ -642,9 +642,11 @@ pub fn require_collection_read(collection: &str, what: &str) {
 pub fn reading_collection<R>(collection: &str, what: &str, f: impl FnOnce() -> R) -> R {
     require_collection_read(collection, what);
     // Called once per row (`dedup.signature` over a table): the owner itself, as
-    // the trigger and `recompute` are, needs no switch.
+    // the trigger and `recompute` are, needs no switch of user, but its queries
+    // still run under a pinned search_path: the caller's (a superuser's
+    // `"$user", public`) may hold another role's functions and operators.
     if caller() == owner() {
-        f()
+        crate::pg::guc_scope::pinned_path(f)
     } else {
         as_owner(f)
     }
