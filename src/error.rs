@@ -85,6 +85,10 @@ pub enum DedupError {
     /// Citus, a transaction that writes an enabled table on several workers).
     #[error("{msg}")]
     FeatureNotSupported { msg: String, hint: Option<String> },
+    /// 42939 reserved_name: a name the extension keeps for itself (the collection
+    /// name `default`, which the built-in model's export names).
+    #[error("{msg}")]
+    ReservedName { msg: String, hint: Option<String> },
     /// XX000 internal_error: a state the code does not reach on any input (a bug).
     #[error("{0}")]
     Internal(String),
@@ -131,6 +135,7 @@ impl DedupError {
             DedupError::Deadlock { .. } => "40P01",
             DedupError::WrongObjectType { .. } => "42809",
             DedupError::FeatureNotSupported { .. } => "0A000",
+            DedupError::ReservedName { .. } => "42939",
             DedupError::Internal(_) => "XX000",
         }
     }
@@ -150,7 +155,8 @@ impl DedupError {
             | DedupError::DuplicateText { hint, .. }
             | DedupError::Deadlock { hint, .. }
             | DedupError::WrongObjectType { hint, .. }
-            | DedupError::FeatureNotSupported { hint, .. } => hint.as_deref(),
+            | DedupError::FeatureNotSupported { hint, .. }
+            | DedupError::ReservedName { hint, .. } => hint.as_deref(),
             _ => None,
         }
     }

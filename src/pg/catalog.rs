@@ -31,6 +31,18 @@ fn create_collection(
         ));
     }
     crate::limits::check_name("collection", name).or_raise();
+    // Models of no collection (the built-in model's export, and what is imported
+    // from it) name the collection "default": a collection of that name would
+    // make them readable by its readers and weigh their pairs with its statistics.
+    if name == crate::pg::models::DEFAULT_MODEL {
+        raise(DedupError::ReservedName {
+            msg: format!("collection name \"{name}\" is reserved"),
+            hint: Some(
+                "models of no collection name it; pick another name (dedup.enable of a table named \"default\" takes collection => 'another_name')"
+                    .into(),
+            ),
+        });
+    }
     require_configuration("dedup.collections", "INSERT", "dedup.create_collection");
     let lang = Lang::parse(lang).or_raise();
     let weighting = Weighting::parse(weighting).or_raise();

@@ -151,3 +151,12 @@ SELECT err($$SELECT dedup.create_collection('typo', options => '{"min_shared_key
 SELECT err($$SELECT dedup.create_collection('typo', options => '{"min_shared_keys": 300}')$$);
 -- An extension's own table cannot be enabled.
 SELECT err($$SELECT dedup.enable('dedup.models', 'name')$$);
+-- "default" is the collection models of no collection name (the built-in
+-- model's export): nobody may create it, directly or by enabling a table of that
+-- name, which is enabled with a collection name of its own.
+SELECT err($$SELECT dedup.create_collection('default')$$);
+CREATE TABLE "default" (id int PRIMARY KEY, body text);
+SELECT err($$SELECT dedup.enable('"default"', 'body')$$);
+SELECT dedup.enable('"default"', 'body', collection => 'default_table');
+SELECT dedup.disable('"default"');
+DROP TABLE "default";
