@@ -1112,8 +1112,10 @@ BEGIN
                    'FOR EACH STATEMENT EXECUTE FUNCTION dedup._statement_end()', tbl);
     -- A logical replication subscriber's apply worker fires only ENABLE ALWAYS (or
     -- REPLICA) triggers: the new ones are not, whatever the old ones were.
+    -- (pg_partition_tree lists a partitioned table's tree, and nothing for a table
+    -- that is not partitioned.)
     IF EXISTS (SELECT 1 FROM pg_catalog.pg_subscription_rel r
-               WHERE r.srrelid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree(tbl) t)) THEN
+               WHERE r.srrelid = tbl OR r.srrelid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree(tbl) t)) THEN
         RAISE NOTICE 'table % is subscribed to: replicated rows go unchecked until its dedup triggers are enabled always', tbl
             USING HINT = 'ALTER TABLE ... ENABLE ALWAYS TRIGGER each of dedup_trigger, dedup_delete_trigger, dedup_truncate_trigger, dedup_statement_start, dedup_row_stored and dedup_statement_end (README, Logical replication)';
     END IF;
