@@ -1242,6 +1242,15 @@ BEGIN
         END LOOP;
         RETURN;
     END IF;
+    -- An ALTER TABLE of no enabled table is none of pg_dedup's business: return
+    -- before any query below names an internal function, whose EXECUTE a DBA may
+    -- have revoked from PUBLIC (PostgreSQL checks it when a query starts, even for
+    -- a function it never calls).
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_event_trigger_ddl_commands() c
+                   JOIN dedup.enabled_tables e ON e.tbl::oid = c.objid
+                   WHERE c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass) THEN
+        RETURN;
+    END IF;
     -- pg_dedup's columns stay while the table is enabled: without them its inserts
     -- fail, and dedup.status, which counts each table's duplicate_of, fails for
     -- every role that can read the collection.

@@ -826,3 +826,34 @@ SELECT id FROM sec_lost.s ORDER BY id;
 DROP TABLE sec_lost.s;
 DROP SCHEMA sec_lost;
 DROP ROLE sec_lost_owner;
+
+-- A DBA who revokes EXECUTE on every function of schema dedup from PUBLIC breaks
+-- no DDL on tables that are not enabled: the ALTER TABLE event trigger returns
+-- before naming an internal function (it failed every ALTER TABLE of every
+-- non-superuser with 42501 on dedup._retypes_duplicate_of). Inserts into an
+-- enabled table still work. In a transaction rolled back, which puts the grants
+-- back as they were.
+CREATE ROLE sec_ddl_owner;
+GRANT CREATE ON SCHEMA public TO sec_ddl_owner;
+CREATE TABLE sec_ddl_en (id int PRIMARY KEY, body text);
+SELECT dedup.enable('sec_ddl_en', 'body');
+GRANT SELECT, INSERT ON sec_ddl_en TO sec_ddl_owner;
+BEGIN;
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA dedup FROM PUBLIC;
+SET ROLE sec_ddl_owner;
+CREATE TABLE sec_ddl_plain (id int PRIMARY KEY, body text);
+ALTER TABLE sec_ddl_plain ADD COLUMN x int;
+ALTER TABLE sec_ddl_plain RENAME COLUMN x TO y;
+CREATE TABLE sec_ddl_parts (id int, body text) PARTITION BY RANGE (id);
+CREATE TABLE sec_ddl_parts1 PARTITION OF sec_ddl_parts FOR VALUES FROM (0) TO (10);
+ALTER TABLE sec_ddl_parts DETACH PARTITION sec_ddl_parts1;
+ALTER TABLE sec_ddl_parts ATTACH PARTITION sec_ddl_parts1 FOR VALUES FROM (0) TO (10);
+DROP TABLE sec_ddl_plain, sec_ddl_parts;
+INSERT INTO sec_ddl_en VALUES (1, 'The harbour of the old town reopened after a winter of repairs to its stone piers and lighthouse.');
+INSERT INTO sec_ddl_en VALUES (2, 'The harbour of the old town reopened after a winter of repairs to its stone piers and lighthouse.');
+SELECT id, duplicate_of FROM sec_ddl_en ORDER BY id;
+RESET ROLE;
+ROLLBACK;
+DROP TABLE sec_ddl_en;
+REVOKE CREATE ON SCHEMA public FROM sec_ddl_owner;
+DROP ROLE sec_ddl_owner;
