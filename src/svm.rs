@@ -332,7 +332,20 @@ pub struct Example {
     pub y: bool,
 }
 
-/// Standardisation z = (x − mean) / std, per used feature; a zero std is stored as 1.
+/// How far from its training mean a standardised feature counts, in standard
+/// deviations: a linear model's slope holds within the values it was trained on,
+/// and a value far past them (a `time` of two years, when the labelled pairs were
+/// published days apart) would otherwise outweigh every other feature.
+pub const Z_LIMIT: f64 = 5.0;
+
+/// `(v − mean) / std`, limited to ±[`Z_LIMIT`] (monotone in `v`, so a bound
+/// over a range of `v` is still the bound at the range's end).
+fn standardise(v: f64, mean: f64, std: f64) -> f64 {
+    ((v - mean) / std).clamp(-Z_LIMIT, Z_LIMIT)
+}
+
+/// Standardisation z = (x − mean) / std, per used feature, limited to ±[`Z_LIMIT`];
+/// a zero std is stored as 1.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Scaler {
     pub mean: Vec<f64>,
@@ -361,7 +374,11 @@ impl Scaler {
     fn apply(&self, x: &mut Array2<f64>) {
         for mut row in x.rows_mut() {
             for ((v, m), s) in row.iter_mut().zip(&self.mean).zip(&self.std) {
-                *v = if v.is_nan() { 0.0 } else { (*v - m) / s };
+                *v = if v.is_nan() {
+                    0.0
+                } else {
+                    standardise(*v, *m, *s)
+                };
             }
         }
     }
@@ -875,7 +892,7 @@ impl Model {
         }
     }
 
-    /// bias + Σ w·(v − mean)/std over the used features, `v = value(feature, w,
+    /// bias + Σ w·z(v) over the used features (`standardise`), `v = value(feature, w,
     /// mean)` (None from `value` is None). Linear models only.
     fn linear(&self, mut value: impl FnMut(usize, f64, f64) -> Option<f64>) -> Option<f64> {
         let mut acc = self.bias;
@@ -885,7 +902,7 @@ impl Model {
             .zip(&self.weights)
             .zip(self.scaler.mean.iter().zip(&self.scaler.std))
         {
-            acc += w * ((value(f, w, *m)? - m) / s);
+            acc += w * standardise(value(f, w, *m)?, *m, *s);
         }
         Some(acc)
     }
@@ -942,7 +959,7 @@ impl Model {
                 if v.is_nan() {
                     0.0
                 } else {
-                    (v - m) / s
+                    standardise(v, *m, *s)
                 }
             })
             .collect()
@@ -1142,6 +1159,35 @@ mod tests {
                 assert_eq!(linfa_says, model.predict(&e.x));
             }
         }
+    }
+
+    #[test]
+    fn a_value_far_past_the_training_values_counts_at_most_z_limit_deviations() {
+        // `time` in seconds, trained on pairs days apart: two years later must not
+        // outweigh the other features (a built-in model gave it +13).
+        let model = Model {
+            features: vec![0, 8],
+            scaler: Scaler {
+                mean: vec![0.3, 0.0],
+                std: vec![0.28, 271_336.7],
+            },
+            kernel: Kernel::Linear,
+            bias: -0.5,
+            weights: vec![1.0, 0.062],
+            support_vectors: vec![],
+            coefficients: vec![],
+        };
+        let mut x = [0.0; crate::features::N_FEATURES];
+        x[0] = 0.3;
+        x[8] = 700.0 * 86_400.0;
+        let c = model.contributions(&x);
+        assert!((c[8] - 0.062 * Z_LIMIT).abs() < 1e-12, "{}", c[8]);
+        assert!((model.decision(&x) - (-0.5 + 0.062 * Z_LIMIT)).abs() < 1e-12);
+        x[8] = -x[8];
+        assert!((model.contributions(&x)[8] + 0.062 * Z_LIMIT).abs() < 1e-12);
+        // Within the limit nothing changes.
+        x[8] = 86_400.0;
+        assert!((model.contributions(&x)[8] - 0.062 * 86_400.0 / 271_336.7).abs() < 1e-12);
     }
 
     #[test]

@@ -194,3 +194,15 @@ SELECT dedup.create_collection('too_hard_c');
 SELECT err($$SELECT dedup.train('too_hard', 'too_hard_c', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled', '{"C": 1e4}')$$);
 SELECT err($$SELECT dedup.train('too_hard', 'too_hard_c', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled', '{"C": 1, "class_weights": {"pos": 1e-320}}')$$);
 SELECT dedup.drop_collection('too_hard_c');
+-- A feature far past the values the model was trained on counts at most 5
+-- standard deviations: the built-in model's `time` (seconds, trained on pairs
+-- days apart) gave two unrelated texts of one template, 700 days apart, +13 and
+-- marked the later a duplicate of the earlier.
+SELECT feature, round(value_ab::numeric, 1) AS value_ab, round(contribution_ab::numeric, 3) AS contribution_ab
+FROM dedup.explain_pair('default',
+  dedup.to_document('Permission is hereby granted to the mayor of Novosibirsk to open a new metro station on the left bank, provided that the works end by autumn.', NULL, timestamptz '2026-12-20', NULL),
+  dedup.to_document('Permission is hereby granted to the city council of Kazan to repair tram lines on Bauman street, provided that the repair is finished by winter.', NULL, timestamptz '2025-01-20', NULL))
+WHERE feature = 'time';
+SELECT dedup.pair_score('default',
+  dedup.to_document('Permission is hereby granted to the mayor of Novosibirsk to open a new metro station on the left bank, provided that the works end by autumn.', NULL, timestamptz '2026-12-20', NULL),
+  dedup.to_document('Permission is hereby granted to the city council of Kazan to repair tram lines on Bauman street, provided that the repair is finished by winter.', NULL, timestamptz '2025-01-20', NULL)) < 0 AS distinct_far_apart;
