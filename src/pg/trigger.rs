@@ -433,9 +433,18 @@ fn row_trigger<'a>(
         return Ok(Some(unchanged()));
     }
     // A row that arrives with its document and verdict already set, from the
-    // table's owner, is a restored one (a data-only pg_restore, a COPY of a dump):
-    // it is taken as it is, neither checked again nor counted (the statistics
-    // come back with the restore). Anyone else's values are replaced, and so are
+    // table's owner, in a session with an empty search_path, is a restored one (a
+    // data-only pg_restore, a dump run by psql: pg_dump's output empties the
+    // search_path before it writes rows, and an application's session never runs
+    // so): it is taken as it is, neither checked again nor counted (the
+    // statistics come back with the restore). An owner's copy of rows with their
+    // dedup columns elsewhere (`INSERT … SELECT *`, an ORM's clone of a record)
+    // is checked and counted as any insert: taken as it was, it slipped past
+    // 'error' and 'skip' and a later DELETE took out a document never counted.
+    // (On Citus a worker's shard sees every write through the coordinator's
+    // connections, which keep the rule as it was: `create_distributed_table`
+    // moves the rows with their dedup columns that way.)
+    // Anyone else's values are replaced, and so are
     // a logical replication apply worker's (session_replication_role replica,
     // where only ENABLE ALWAYS triggers fire): a row it moves to another
     // partition arrives with the local row's old document and verdict, and rows
@@ -445,6 +454,7 @@ fn row_trigger<'a>(
         == pg_sys::SESSION_REPLICATION_ROLE_REPLICA as i32;
     if !is_update
         && !replica
+        && (restoring_session() || crate::pg::citus::internal_backend())
         && row.datum(doc_col).is_some()
         && row.datum(dedup_col(&row, "dedup_verdict", &cfg)).is_some()
         && privilege::owns(tbl, privilege::caller())
@@ -889,3 +899,20 @@ crate::pg::trigger_entry::trigger_entry!(
     crate::pg::trigger_entry::Fired::StatementAfterWrite,
     _statement_end
 );
+
+/// Whether this session's `search_path` is empty, as pg_dump's output (plain,
+/// or through pg_restore) sets it before it writes rows (PostgreSQL 10.3 on):
+/// `set_config('search_path', '', false)`, or `SET search_path = ''`, which
+/// stores it as `""`.
+fn restoring_session() -> bool {
+    // SAFETY: reads a GUC string variable of this backend (NULL before the GUCs
+    // are set up, which no trigger sees).
+    let path = unsafe {
+        let p = pg_sys::namespace_search_path;
+        if p.is_null() {
+            return false;
+        }
+        std::ffi::CStr::from_ptr(p)
+    };
+    matches!(path.to_bytes().trim_ascii(), b"" | b"\"\"")
+}
