@@ -31,8 +31,16 @@ pub(crate) fn unknown_collection(name: &str) -> DedupError {
             "collection \"{}\" does not exist",
             crate::error::excerpt(name)
         ),
+        // A table of that name enabled into a collection of another name (its
+        // collection is named after it only by default): that one is meant.
         // The name in the hint only when it is shown whole.
-        hint: Some(if crate::error::excerpt(name) == name {
+        hint: Some(if let Some(coll) = collection_of_table(name) {
+            format!(
+                "table {} is enabled with collection \"{}\": name that collection",
+                crate::error::excerpt(name),
+                crate::error::excerpt(&coll)
+            )
+        } else if crate::error::excerpt(name) == name {
             format!(
                 "create it with dedup.create_collection('{}')",
                 name.replace('\'', "''")
@@ -41,6 +49,23 @@ pub(crate) fn unknown_collection(name: &str) -> DedupError {
             "create it with dedup.create_collection(name)".into()
         }),
     }
+}
+
+/// The collection of an enabled table named `name` (`table` or `schema.table`,
+/// unquoted: read from the catalog, whatever the search_path), if there is one.
+fn collection_of_table(name: &str) -> Option<String> {
+    // Under a pinned search_path: the caller's may hold its own `=` for two names.
+    crate::pg::guc_scope::pinned_path(|| {
+        crate::pg::lookup::one_with_args::<String>(
+        "SELECT c.name FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id \
+         JOIN pg_catalog.pg_class r ON r.oid = e.tbl JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace \
+         WHERE r.relname = $1 OR n.nspname || '.' || r.relname = $1 \
+         ORDER BY n.nspname = 'public' DESC, n.nspname LIMIT 1",
+        &[name.into()],
+    )
+    .ok()
+    .flatten()
+    })
 }
 
 thread_local! {

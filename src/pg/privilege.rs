@@ -491,7 +491,7 @@ pub fn require_collection_owner(collection: &str) {
                 crate::error::excerpt(collection)
             ),
             hint: Some(
-                "a collection that reads no table is changed by a role with the configuration rights (README, Security)"
+                "a collection that reads no table is changed only by a role with the configuration rights: to join one, call dedup.enable as a role that also owns the table (a superuser, say: README, Security)"
                     .into(),
             ),
         });

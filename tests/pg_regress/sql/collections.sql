@@ -158,5 +158,7 @@ SELECT err($$SELECT dedup.create_collection('default')$$);
 CREATE TABLE "default" (id int PRIMARY KEY, body text);
 SELECT err($$SELECT dedup.enable('"default"', 'body')$$);
 SELECT dedup.enable('"default"', 'body', collection => 'default_table');
+-- A collection function given the table's name says which collection it has.
+SELECT err($$SELECT dedup.recompute('default')$$);
 SELECT dedup.disable('"default"');
 DROP TABLE "default";
