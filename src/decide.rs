@@ -260,9 +260,20 @@ pub fn choose(judged: &[Judged]) -> Decision {
 #[derive(Debug, Clone)]
 pub struct Member {
     pub key: String,
+    /// The key's place among the members' keys in the key type's own order (SQL's
+    /// `ORDER BY key`: a composite key field by field, a numeric one by value, a
+    /// text one by its collation), which the text form alone does not give
+    /// ("(10,1)" sorts before "(9,1)"). Members of equal rank (0 when unknown)
+    /// fall back to [`key_order`] of the text.
+    pub rank: u32,
     /// Microseconds since 2000-01-01; `None` sorts last.
     pub published_at: Option<i64>,
     pub authority: f64,
+}
+
+/// Members by key: their rank, then the text form's [`key_order`].
+fn member_key_order(a: &Member, b: &Member) -> std::cmp::Ordering {
+    a.rank.cmp(&b.rank).then_with(|| key_order(&a.key, &b.key))
 }
 
 /// Key order that reads integer keys as numbers ("9" before "10"), others as text
@@ -309,7 +320,7 @@ pub fn originals(members: &[Member], edges: &[(usize, usize, f64, bool)]) -> Vec
     let t = |m: &Member| m.published_at.unwrap_or(i64::MAX);
     order.sort_by(|&a, &b| {
         let (x, y) = (&members[a], &members[b]);
-        t(x).cmp(&t(y)).then_with(|| key_order(&x.key, &y.key))
+        t(x).cmp(&t(y)).then_with(|| member_key_order(x, y))
     });
     let mut rank = vec![0usize; n];
     for (r, &i) in order.iter().enumerate() {
@@ -365,8 +376,8 @@ pub fn originals(members: &[Member], edges: &[(usize, usize, f64, bool)]) -> Vec
 /// Connected groups over duplicate edges (undirected), each with its original: the
 /// earliest document, then the most authoritative, then the smallest key. Returns
 /// `(member index, group number, is_original)` for members of groups of two or more,
-/// groups numbered from 1 in the order of their originals' keys (integer keys as
-/// numbers, as in [`originals`]).
+/// groups numbered from 1 in the order of their originals' keys (by rank, as in
+/// [`originals`]).
 pub fn groups(members: &[Member], edges: &[(usize, usize)]) -> Vec<(usize, i64, bool)> {
     let n = members.len();
     let mut parent: Vec<usize> = (0..n).collect();
@@ -395,7 +406,7 @@ pub fn groups(members: &[Member], edges: &[(usize, usize)]) -> Vec<(usize, i64, 
         let t = |m: &Member| m.published_at.unwrap_or(i64::MAX);
         t(a).cmp(&t(b))
             .then_with(|| b.authority.total_cmp(&a.authority))
-            .then_with(|| key_order(&a.key, &b.key))
+            .then_with(|| member_key_order(a, b))
     };
     let mut groups: Vec<(usize, Vec<usize>)> = by_root
         .into_values()
@@ -408,7 +419,7 @@ pub fn groups(members: &[Member], edges: &[(usize, usize)]) -> Vec<(usize, i64, 
             (orig, g)
         })
         .collect();
-    groups.sort_by(|a, b| key_order(&members[a.0].key, &members[b.0].key));
+    groups.sort_by(|a, b| member_key_order(&members[a.0], &members[b.0]));
     let mut out = Vec::new();
     for (gid, (orig, g)) in groups.into_iter().enumerate() {
         for i in g {
@@ -536,6 +547,7 @@ mod tests {
     fn originals_follow_the_stream_not_the_component() {
         let m = |k: &str, t: Option<i64>| Member {
             key: k.into(),
+            rank: 0,
             published_at: t,
             authority: 0.5,
         };
@@ -777,6 +789,7 @@ mod tests {
     fn groups_pick_the_earliest_then_most_authoritative() {
         let m = |k: &str, t: Option<i64>, a: f64| Member {
             key: k.into(),
+            rank: 0,
             published_at: t,
             authority: a,
         };

@@ -559,6 +559,7 @@ fn duplicate_graph(rows: Vec<PairRow>, info: &HashMap<String, Info>) -> (Vec<Mem
             let inf = info.get(&k);
             members.push(Member {
                 key: k.clone(),
+                rank: 0,
                 published_at: inf.and_then(|x| x.published_at),
                 authority: inf.map(|x| x.authority).unwrap_or(0.5),
             });
@@ -569,6 +570,54 @@ fn duplicate_graph(rows: Vec<PairRow>, info: &HashMap<String, Info>) -> (Vec<Mem
         edges.push((a, b, p.score_ab, p.score_ba, p.exact));
     }
     (members, edges)
+}
+
+/// Sets each member's [`Member::rank`]: its key's place in the key type's own
+/// order, as the table's owner reads the rows (`ORDER BY` the key expression, so a
+/// text key sorts by its column's collation and a composite one field by field,
+/// as the candidate query's `a.key < b.key` compares them).
+fn rank_members(tbl: pg_sys::Oid, members: &mut [Member]) {
+    if members.len() < 2 {
+        return;
+    }
+    let cfg = table_config(tbl);
+    let k = cfg.key.expr("r");
+    let sql = if cfg.distributed {
+        format!(
+            "SELECT {k}::text FROM {t} r WHERE {k} = ANY($1::text[]::{ty}[]) ORDER BY {k}",
+            t = cfg.tname,
+            ty = cfg.key.sql_type,
+        )
+    } else {
+        format!(
+            "SELECT {k}::text FROM {t} r JOIN unnest($1::text[]::{ty}[]) AS w ON {eq} ORDER BY {k}",
+            t = cfg.tname,
+            ty = cfg.key.sql_type,
+            eq = match &cfg.key.composite {
+                None => format!("{k} = w"),
+                Some(_) => cfg.key.equal("r", "w"),
+            },
+        )
+    };
+    let keys: Vec<String> = members.iter().map(|m| m.key.clone()).collect();
+    let ordered: Vec<String> = crate::pg::guc_scope::exact_floats(|| {
+        privilege::as_table_owner(cfg.tbl, || {
+            Spi::connect(|c| {
+                c.select(&sql, None, &[keys.into()])
+                    .unwrap_or_else(|e| spi_err(e))
+                    .filter_map(|r| r.get::<String>(1).ok().flatten())
+                    .collect()
+            })
+        })
+    });
+    let rank: HashMap<&str, u32> = ordered
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.as_str(), u32::try_from(i + 1).unwrap_or(u32::MAX)))
+        .collect();
+    for m in members.iter_mut() {
+        m.rank = rank.get(m.key.as_str()).copied().unwrap_or(u32::MAX);
+    }
 }
 
 /// Connected groups of duplicates; the original is the earliest document, then the
@@ -594,7 +643,8 @@ pub fn _groups(
         crate::pg::models::require_readable(m, "dedup.groups");
     }
     let (rows, info) = as_owner(|| judged_pairs(tbl, model, Pairing::Best));
-    let (members, judged) = duplicate_graph(rows, &info);
+    let (mut members, judged) = duplicate_graph(rows, &info);
+    as_owner(|| rank_members(tbl, &mut members));
     let edges: Vec<(usize, usize)> = judged.iter().map(|&(a, b, ..)| (a, b)).collect();
     let out: Vec<_> = decide::groups(&members, &edges)
         .into_iter()
@@ -628,7 +678,8 @@ pub fn _originals(
         crate::pg::models::require_readable(m, "dedup.groups");
     }
     let (rows, info) = as_owner(|| judged_pairs(tbl, model, Pairing::BestEarlier));
-    let (members, judged) = duplicate_graph(rows, &info);
+    let (mut members, judged) = duplicate_graph(rows, &info);
+    as_owner(|| rank_members(tbl, &mut members));
     let edges: Vec<(usize, usize, f64, bool)> = judged
         .iter()
         .flat_map(|&(a, b, ab, ba, exact)| [(a, b, ab, exact), (b, a, ba, exact)])
