@@ -357,24 +357,30 @@ fn candidates_of(
     let col = pgrx::spi::quote_identifier(signature_column(tbl));
     let tname = lookup::relation_text(tbl).unwrap_or_default();
     // The key as text (see `crate::rowkey`): a key of several columns as their
-    // composite value's text.
-    let key = lookup::one_with_args::<Vec<String>>(
+    // composite value's text; and the key to break ties by, in its own order, as
+    // the trigger's lookup does (the ctid only where there is no key).
+    let key_cols = lookup::one_with_args::<Vec<String>>(
         "SELECT k.names::text[] FROM dedup._key_columns($1::regclass) k",
         &[tbl.into()],
     )
     .ok()
     .flatten()
     .map(|cols| {
-        let cols: Vec<String> = cols.into_iter().map(pgrx::spi::quote_identifier).collect();
-        match cols.as_slice() {
-            [one] => format!("{one}::text"),
-            _ => format!("ROW({})::text", cols.join(", ")),
-        }
-    })
-    .unwrap_or_else(|| "NULL::text".into());
+        cols.into_iter()
+            .map(pgrx::spi::quote_identifier)
+            .collect::<Vec<_>>()
+    });
+    let (key, tie) = match key_cols.as_deref() {
+        Some([one]) => (format!("{one}::text"), format!("{one}, ")),
+        Some(cols) if !cols.is_empty() => (
+            format!("ROW({})::text", cols.join(", ")),
+            format!("ROW({}), ", cols.join(", ")),
+        ),
+        _ => ("NULL::text".into(), String::new()),
+    };
     let sql = format!(
         "SELECT ctid, {key}, dedup.shared_keys({col}, $1), dedup.similarity({col}, $1) FROM {tname} \
-         WHERE {col} OPERATOR(dedup.%) $1 ORDER BY 4 DESC, 3 DESC, 1 LIMIT $2"
+         WHERE {col} OPERATOR(dedup.%) $1 ORDER BY 4 DESC, 3 DESC, {tie}1 LIMIT $2"
     );
     // An enabled table's collection decides what `%` matches, as for its trigger;
     // any other table's signatures are matched under the session's settings.
