@@ -1915,3 +1915,14 @@ COMMENT ON EVENT TRIGGER dedup_columns_renamed IS
     'pg_dedup: follows renamed columns of an enabled table, refuses a renamed key column';
 COMMENT ON EVENT TRIGGER dedup_key_type_changed IS
     'pg_dedup: keeps duplicate_of and the key type of an enabled table in step with its key';
+
+-- 0.2.0 reserves the collection name "default" for models of no collection (the
+-- built-in model's export names it): one made under 0.1.0 stays, and a model of
+-- no collection then weighs with its statistics and is readable by its readers.
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM dedup.collections c WHERE c.name = 'default') THEN
+        RAISE WARNING 'a collection is named "default", which 0.2.0 reserves for models of no collection'
+            USING HINT = 'enable its tables into a collection of another name (dedup.disable, then dedup.enable with collection => ...), then dedup.drop_collection(''default'')';
+    END IF;
+END $$;

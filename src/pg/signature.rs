@@ -370,17 +370,34 @@ fn candidates_of(
             .map(pgrx::spi::quote_identifier)
             .collect::<Vec<_>>()
     });
+    // An enabled table's key of several columns is compared as its composite
+    // type (`duplicate_of`'s), as the trigger compares it.
+    let key_type = lookup::one_with_args::<String>(
+        "SELECT e.key_type::text FROM dedup.enabled_tables e WHERE e.tbl = $1::regclass",
+        &[tbl.into()],
+    )
+    .ok()
+    .flatten();
+    // Columns qualified by the table's alias: in ORDER BY a bare name would be
+    // the output column of that name, the key's text.
     let (key, tie) = match key_cols.as_deref() {
-        Some([one]) => (format!("{one}::text"), format!("{one}, ")),
-        Some(cols) if !cols.is_empty() => (
-            format!("ROW({})::text", cols.join(", ")),
-            format!("ROW({}), ", cols.join(", ")),
-        ),
+        Some([one]) => (format!("r.{one}::text"), format!("r.{one}, ")),
+        Some(cols) if !cols.is_empty() => {
+            let row = format!(
+                "ROW({}){}",
+                cols.iter()
+                    .map(|c| format!("r.{c}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                key_type.map(|t| format!("::{t}")).unwrap_or_default()
+            );
+            (format!("{row}::text"), format!("{row}, "))
+        }
         _ => ("NULL::text".into(), String::new()),
     };
     let sql = format!(
-        "SELECT ctid, {key}, dedup.shared_keys({col}, $1), dedup.similarity({col}, $1) FROM {tname} \
-         WHERE {col} OPERATOR(dedup.%) $1 ORDER BY 4 DESC, 3 DESC, {tie}1 LIMIT $2"
+        "SELECT r.ctid, {key}, dedup.shared_keys(r.{col}, $1), dedup.similarity(r.{col}, $1) FROM {tname} AS r \
+         WHERE r.{col} OPERATOR(dedup.%) $1 ORDER BY 4 DESC, 3 DESC, {tie}1 LIMIT $2"
     );
     // An enabled table's collection decides what `%` matches, as for its trigger;
     // any other table's signatures are matched under the session's settings.

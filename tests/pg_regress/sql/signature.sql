@@ -115,12 +115,13 @@ SELECT * FROM dedup.filter_quality($$
 SELECT err($$SELECT * FROM dedup.filter_quality('SELECT 1')$$);
 ROLLBACK;
 
--- candidates breaks ties by key, as the trigger's lookup does, not by the rows'
--- places in the table (which CLUSTER or VACUUM FULL change).
+-- candidates breaks ties by key in its own order (1, 2, 3, not 1, 10, 11), as
+-- the trigger's lookup does, not by the rows' places in the table (which CLUSTER
+-- or VACUUM FULL change).
 CREATE TABLE cand_ties (id int PRIMARY KEY, body text);
 SELECT dedup.enable('cand_ties', 'body');
 INSERT INTO cand_ties SELECT i, 'The harbour of the old town reopened after a winter of repairs to its stone piers and lighthouse.'
-FROM generate_series(3, 1, -1) i;
-SELECT key, shared_keys FROM dedup.candidates('cand_ties', (SELECT dedup_sig FROM cand_ties WHERE id = 3), 2);
+FROM generate_series(12, 1, -1) i;
+SELECT key, shared_keys FROM dedup.candidates('cand_ties', (SELECT dedup_sig FROM cand_ties WHERE id = 3), 3);
 SELECT dedup.disable('cand_ties');
 DROP TABLE cand_ties;
