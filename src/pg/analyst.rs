@@ -574,8 +574,9 @@ fn duplicate_graph(rows: Vec<PairRow>, info: &HashMap<String, Info>) -> (Vec<Mem
 
 /// Sets each member's [`Member::rank`]: its key's place in the key type's own
 /// order, as the table's owner reads the rows (`ORDER BY` the key expression, so a
-/// text key sorts by its column's collation and a composite one field by field,
-/// as the candidate query's `a.key < b.key` compares them).
+/// text key sorts by its column's collation, and a composite one field by field as
+/// `duplicate_of`'s type, with that type's collations: as the candidate query's
+/// `a.key < b.key` compares them).
 fn rank_members(tbl: pg_sys::Oid, members: &mut [Member]) {
     if members.len() < 2 {
         return;
