@@ -328,9 +328,12 @@ fn candidate_edges(
     // TimeZone). `a_time` is how the query names a's time column.
     let time = |col: &str| format!("dedup._published({col})");
     let window_clause = |a_time: &str| match (&cfg.columns.published_at, cfg.window) {
+        // The distance, not `a ± window`: a time near the end of timestamptz's
+        // range plus a window (or a window of millions of years) overflows
+        // (22008), and one such row failed the analyst functions for the table.
         (Some(col), Some(w)) => format!(
-            " AND ({a} IS NULL OR {b} IS NULL OR {b} BETWEEN \
-             {a} - make_interval(secs => {s}) AND {a} + make_interval(secs => {s}))",
+            " AND ({a} IS NULL OR {b} IS NULL OR \
+             pg_catalog.abs(pg_catalog.date_part('epoch', {b} - {a})) <= {s})",
             a = time(&if a_time.is_empty() {
                 format!("a.{}", pgrx::spi::quote_identifier(col))
             } else {

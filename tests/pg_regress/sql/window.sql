@@ -202,3 +202,22 @@ DROP TABLE wnews, wflat, wnot, dnews;
 DROP ROLE regress_dedup_wother;
 DROP FUNCTION story(int);
 RESET TimeZone;
+
+-- Times at the ends of timestamptz's range, and a window of millions of years:
+-- the analyst functions compare distances, which cannot overflow (a row at
+-- 294276 AD failed pairs, groups and matrix_quality for the table with 22008).
+CREATE TABLE win_edge (id int PRIMARY KEY, body text, pub timestamptz);
+SELECT dedup.enable('win_edge', 'body', published_at => 'pub', time_window => '1 day');
+INSERT INTO win_edge VALUES
+ (1, 'Новость номер 5 о том, что курс доллара вырос до 5 рублей на бирже', '294276-12-31 23:59:59+00'),
+ (2, 'Новость номер 5 о том, что курс доллара вырос до 5 рублей на бирже', '294276-12-31 23:00:59+00'),
+ (3, 'Новость номер 5 о том, что курс доллара вырос до 5 рублей на бирже', '4714-11-24 00:00:00+00 BC'),
+ (4, 'Новость номер 5 о том, что курс доллара вырос до 5 рублей на бирже', '4714-11-24 01:00:00+00 BC');
+SELECT id, duplicate_of FROM win_edge ORDER BY id;
+SELECT a, b, verdict FROM dedup.pairs('win_edge') ORDER BY a, b;
+SELECT key, group_id, is_original FROM dedup.groups('win_edge') ORDER BY key;
+SELECT pairs FROM dedup.matrix_quality('win_edge');
+SELECT dedup.set_time_window('win_edge', '178000000 years');
+SELECT count(*) AS pairs FROM dedup.pairs('win_edge');
+SELECT dedup.disable('win_edge');
+DROP TABLE win_edge;
