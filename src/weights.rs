@@ -234,6 +234,10 @@ pub fn ridf(n: i64, df: i64, cf: i64) -> f64 {
     }
 }
 
+/// The largest result `term_stats_agg` builds: half of the 1 GB PostgreSQL
+/// allocates at most, which its jsonb (built in a growing buffer) would pass.
+pub const MAX_RESULT_BYTES: usize = 512 * 1024 * 1024;
+
 /// State of the `term_stats_agg` aggregate: `N`, total length, and per-term `df`/`cf`.
 ///
 /// `add` then `remove` of the same document restores the state exactly (terms whose
@@ -284,6 +288,17 @@ impl StatsAccumulator {
                 }
             }
         }
+    }
+
+    /// An upper estimate of the bytes its result takes (the aggregate's jsonb, or
+    /// its serialised state): each term's text and two counts with their syntax.
+    /// PostgreSQL holds neither past 1 GB, so the aggregate refuses a state whose
+    /// estimate passes [`MAX_RESULT_BYTES`] before it builds the result.
+    pub fn result_bytes(&self) -> usize {
+        self.terms
+            .keys()
+            .map(|t| t.len() + 48)
+            .fold(64, usize::saturating_add)
     }
 
     /// Adds another state into this one (the aggregate's combine function).

@@ -61,7 +61,7 @@ pub fn weigh_pair(
     b: &dyn StoredDoc,
     coll: &Collection,
 ) -> (WithAuthority, WithAuthority) {
-    let mut w = weigher::Weigher::new(coll, None);
+    let mut w = weigher::Weigher::new(coll, None).for_arguments();
     let mut both = w.weigh_stored(&[a, b]);
     let auth = Authorities::cached(coll);
     match (both.pop(), both.pop()) {

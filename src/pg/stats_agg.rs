@@ -4,7 +4,7 @@
 use crate::error::DedupError;
 use crate::pg::types::DocumentDatum;
 use crate::pg::OrRaise;
-use crate::weights::StatsAccumulator;
+use crate::weights::{StatsAccumulator, MAX_RESULT_BYTES};
 use pgrx::prelude::*;
 use pgrx::{Internal, JsonB, PgMemoryContexts};
 
@@ -69,11 +69,33 @@ fn term_stats_agg_combine(
     }
 }
 
+/// Raises 54000 when `acc`'s result would pass [`MAX_RESULT_BYTES`] (an
+/// allocation PostgreSQL refuses past 1 GB, XX000, after minutes of work).
+fn require_result_fits(acc: &StatsAccumulator) {
+    pgrx::check_for_interrupts!();
+    if acc.result_bytes() > MAX_RESULT_BYTES {
+        crate::pg::raise(DedupError::TooLarge {
+            msg: format!(
+                "term statistics of {} distinct terms are too large to return",
+                acc.terms.len()
+            ),
+            hint: Some(
+                "aggregate fewer documents; a collection's statistics are kept by dedup.recompute"
+                    .into(),
+            ),
+        });
+    }
+}
+
 #[pg_extern(immutable, parallel_safe, sql = false)]
 fn term_stats_agg_serial(state: Internal) -> Vec<u8> {
     // SAFETY: the state is a StatsAccumulator made by this aggregate.
     let acc = unsafe { state.get::<StatsAccumulator>() };
-    acc.map(|a| a.to_bytes()).unwrap_or_default()
+    acc.map(|a| {
+        require_result_fits(a);
+        a.to_bytes()
+    })
+    .unwrap_or_default()
 }
 
 #[pg_extern(immutable, parallel_safe, sql = false)]
@@ -90,8 +112,12 @@ fn term_stats_agg_deserial(
 fn term_stats_agg_final(state: Internal) -> Option<JsonB> {
     // SAFETY: the state is a StatsAccumulator made by this aggregate.
     let acc = unsafe { state.get::<StatsAccumulator>() }?;
+    require_result_fits(acc);
     let mut terms = serde_json::Map::new();
-    for (t, s) in acc.sorted_terms() {
+    for (i, (t, s)) in acc.sorted_terms().into_iter().enumerate() {
+        if i % 65_536 == 0 {
+            pgrx::check_for_interrupts!();
+        }
         terms.insert(t.to_owned(), serde_json::json!([s.df, s.cf]));
     }
     Some(JsonB(serde_json::json!({

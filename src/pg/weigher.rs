@@ -299,6 +299,9 @@ pub struct Weigher<'c> {
     /// Entries read more than this many additions and removals ago are read again.
     tolerance: i64,
     whole: WholeRead,
+    /// The documents given to weigh are a function's arguments, not stored rows
+    /// (see [`require_within_limits`]).
+    arguments: bool,
 }
 
 impl Drop for Weigher<'_> {
@@ -372,7 +375,15 @@ impl<'c> Weigher<'c> {
                 cache_policy::batch(crate::gucs::stats_batch(), state.stored_n),
             ),
             whole,
+            arguments: false,
         }
+    }
+
+    /// This weigher weighs a function's arguments: each document not weighed
+    /// before is held to [`require_within_limits`].
+    pub fn for_arguments(mut self) -> Self {
+        self.arguments = true;
+        self
     }
 
     fn current(&self, c: &Cached) -> bool {
@@ -651,6 +662,7 @@ impl<'c> Weigher<'c> {
 
     /// [`Self::weigh`], and the oldest clock the statistics used were read at.
     pub fn weigh_read_at(&mut self, doc: Document) -> (Rc<Weighed>, i64) {
+        require_within_limits(&doc, self.coll);
         let st = self.stats_of(&[&doc]).pop().unwrap_or_default();
         let (body, title) = self.weights_from(&doc, &st);
         (Rc::new(Weighed::new(doc, body, title)), st.read_at)
@@ -773,6 +785,11 @@ impl<'c> Weigher<'c> {
             }
         });
         if !todo.is_empty() {
+            if self.arguments {
+                for (_, _, d) in &todo {
+                    require_within_limits(d, self.coll);
+                }
+            }
             let docs: Vec<&Document> = todo.iter().map(|t| &t.2).collect();
             let stats = self.stats_of(&docs);
             DOCS.with(|cell| {
@@ -831,12 +848,38 @@ fn without_index_scans<R>(f: impl FnOnce() -> R) -> R {
     crate::pg::guc_scope::with_settings(&[(c"enable_indexscan", c"off")], f)
 }
 
+/// Raises 54000 when a document to weigh that is not stored (a function's
+/// argument, which any role can write as a literal) holds more body or title
+/// terms than a text of the collection's `max_document_bytes` can give (a term
+/// takes two bytes at least): its weighing takes memory and time in proportion
+/// (an audit's literal of 12 million terms took 4 GB and a minute in `compare`,
+/// past cancels). Stored documents are not checked: a lowered limit must not
+/// fail the inserts that meet older rows.
+pub fn require_within_limits(doc: &Document, coll: &Collection) {
+    let max = coll.limits.max_document_bytes / 2 + 1;
+    let n = doc.terms.len().max(doc.title_terms.len());
+    if n > max {
+        crate::pg::raise(crate::error::DedupError::TooLarge {
+            msg: format!(
+                "document of {n} distinct terms is larger than a text of collection \"{}\"'s max_document_bytes ({}) can give",
+                crate::error::excerpt(&coll.name),
+                coll.limits.max_document_bytes
+            ),
+            hint: Some(
+                "documents made by dedup.to_document from texts within that limit are weighed; raise it with dedup.set_collection_options to weigh larger ones"
+                    .into(),
+            ),
+        });
+    }
+}
+
 /// Body and title weights of `doc` in collection `coll`, aligned with its terms.
 pub fn document_weights(
     doc: &Document,
     coll: &Collection,
     scheme: Option<Weighting>,
 ) -> (Vec<f64>, Vec<f64>) {
+    require_within_limits(doc, coll);
     let mut w = Weigher::new(coll, scheme);
     w.prefetch([doc]);
     w.weights(doc)

@@ -55,6 +55,7 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
         crate::pg::models::clear_cache();
         crate::pg::weigher::after_abort();
         crate::pg::stats::forget_wanted_folds();
+        crate::release_after_large_work();
     } else if event == pg_sys::XactEvent::XACT_EVENT_PREPARE {
         crate::pg::weigher::after_end(true);
         crate::pg::stats::forget_wanted_folds();
@@ -65,6 +66,7 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
         crate::pg::weigher::after_end(false);
         crate::pg::weigher::committed(crate::pg::stats::take_written());
         crate::pg::worker::launch_wanted();
+        crate::release_after_large_work();
     }
 }
 

@@ -211,3 +211,20 @@ SELECT err($$SELECT * FROM dedup.candidates(0::regclass, 'imatch:{1}', 5)$$);
 SELECT dedup.create_collection('hostile_kernel');
 SELECT err($$SELECT dedup.train('m', 'hostile_kernel', 'SELECT 1', jsonb_build_object('kernel', repeat('k', 100000)))$$);
 SELECT dedup.drop_collection('hostile_kernel');
+
+-- A document given as an argument (which any role can write as a literal) holds
+-- at most the terms a text of the collection's max_document_bytes can give, one
+-- per two bytes: more is refused (54000) before it is weighed (a literal of 12
+-- million terms took 4 GB and a minute in compare, past cancels).
+SELECT dedup.create_collection('tiny_limit', options => '{"max_document_bytes": 1024}');
+CREATE TEMP TABLE many_terms AS
+SELECT dedup.to_document(string_agg(translate(left(md5(g::text), 8), '0123456789', 'ghijklmnop'), ' ')) AS d
+FROM generate_series(1, 600) g;
+SELECT count(*) > 513 AS over_half_of_1024 FROM many_terms, dedup.terms(d);
+SELECT err($$SELECT dedup.compare(d, d, 'tiny_limit') FROM many_terms$$);
+SELECT err($$SELECT count(*) FROM dedup.weights((SELECT d FROM many_terms), 'tiny_limit')$$);
+SELECT err($$SELECT dedup.signature(d, 'tiny_limit') FROM many_terms$$);
+SELECT dedup.set_collection_options('tiny_limit', '{"max_document_bytes": 2048}') IS NOT NULL AS raised;
+SELECT array_length(dedup.compare(d, d, 'tiny_limit'), 1) AS weighed FROM many_terms;
+DROP TABLE many_terms;
+SELECT dedup.drop_collection('tiny_limit');
