@@ -700,6 +700,20 @@ mod tests {
     }
 
     #[test]
+    fn result_bytes_bounds_the_serialised_state_and_grows_with_the_terms() {
+        let mut acc = StatsAccumulator::default();
+        let small = acc.result_bytes();
+        for i in 0..1000 {
+            acc.terms
+                .insert(format!("term{i}"), TermStat { df: 1, cf: 3 });
+        }
+        assert!(acc.result_bytes() >= acc.to_bytes().len());
+        assert!(acc.result_bytes() > small + 1000 * 48);
+        // About ten million terms of eight bytes pass the limit.
+        const { assert!(10_000_000 * (8 + 48) > MAX_RESULT_BYTES) };
+    }
+
+    #[test]
     fn accumulator_bytes_round_trip() {
         let mut acc = StatsAccumulator {
             n_docs: 3,
