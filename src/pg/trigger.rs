@@ -454,9 +454,9 @@ fn row_trigger<'a>(
         == pg_sys::SESSION_REPLICATION_ROLE_REPLICA as i32;
     if !is_update
         && !replica
-        && (restoring_session() || crate::pg::citus::internal_backend())
         && row.datum(doc_col).is_some()
         && row.datum(dedup_col(&row, "dedup_verdict", &cfg)).is_some()
+        && (restoring_session() || crate::pg::citus::internal_backend())
         && privilege::owns(tbl, privilege::caller())
     {
         statement::row_returned(root, true);
