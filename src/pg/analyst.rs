@@ -63,30 +63,7 @@ fn judged_pairs_exact(
     weigher.prefetch_all();
     let auth = Authorities::load(&cfg.coll);
     let (keys, edges) = candidate_edges(&cfg, pairing);
-    // By key: a primary key index serves the join, in each partition of a
-    // partitioned table.
-    // (Citus plans a distributed table's filter by an array, not a join with one.)
-    let fetch = if cfg.distributed {
-        format!(
-            "SELECT {k}::text, r.dedup_doc FROM {t} r WHERE {k} = ANY($1::text[]::{key_type}[]) \
-             AND r.dedup_doc IS NOT NULL",
-            k = cfg.key.expr("r"),
-            t = cfg.tname,
-            key_type = cfg.key.sql_type,
-        )
-    } else {
-        format!(
-            "SELECT {k}::text, r.dedup_doc FROM {t} r JOIN unnest($1::text[]::{key_type}[]) AS w ON {eq} \
-             WHERE r.dedup_doc IS NOT NULL",
-            k = cfg.key.expr("r"),
-            t = cfg.tname,
-            key_type = cfg.key.sql_type,
-            eq = match &cfg.key.composite {
-                None => format!("{} = w", cfg.key.expr("r")),
-                Some(_) => cfg.key.equal("r", "w"),
-            },
-        )
-    };
+    let fetch = rows_by_key(&cfg, "r.dedup_doc", "r.dedup_doc IS NOT NULL", "");
 
     // Breadth-first ranks; each edge oriented from its lower rank to its higher,
     // and the last position in `work` that needs each node: it leaves the cache then.
@@ -575,6 +552,35 @@ fn duplicate_graph(rows: Vec<PairRow>, info: &HashMap<String, Info>) -> (Vec<Mem
     (members, edges)
 }
 
+/// A query over the rows of `cfg`'s table whose keys are in `$1` (their text
+/// forms): each row's key as text, then `also` (a column list, or nothing), where
+/// `filter`, then `tail`. By key: a primary key index serves the join, in each
+/// partition of a partitioned table (Citus plans a distributed table's filter by
+/// an array, not a join with one).
+fn rows_by_key(
+    cfg: &crate::pg::ingest::TableConfig,
+    also: &str,
+    filter: &str,
+    tail: &str,
+) -> String {
+    let k = cfg.key.expr("r");
+    let also = if also.is_empty() {
+        String::new()
+    } else {
+        format!(", {also}")
+    };
+    let (t, ty) = (&cfg.tname, &cfg.key.sql_type);
+    if cfg.distributed {
+        format!("SELECT {k}::text{also} FROM {t} r WHERE {k} = ANY($1::text[]::{ty}[]) AND {filter} {tail}")
+    } else {
+        let eq = match &cfg.key.composite {
+            None => format!("{k} = w"),
+            Some(_) => cfg.key.equal("r", "w"),
+        };
+        format!("SELECT {k}::text{also} FROM {t} r JOIN unnest($1::text[]::{ty}[]) AS w ON {eq} WHERE {filter} {tail}")
+    }
+}
+
 /// Sets each member's [`Member::rank`]: its key's place in the key type's own
 /// order, as the table's owner reads the rows (`ORDER BY` the key expression, so a
 /// text key sorts by its column's collation, and a composite one field by field as
@@ -585,24 +591,7 @@ fn rank_members(tbl: pg_sys::Oid, members: &mut [Member]) {
         return;
     }
     let cfg = table_config(tbl);
-    let k = cfg.key.expr("r");
-    let sql = if cfg.distributed {
-        format!(
-            "SELECT {k}::text FROM {t} r WHERE {k} = ANY($1::text[]::{ty}[]) ORDER BY {k}",
-            t = cfg.tname,
-            ty = cfg.key.sql_type,
-        )
-    } else {
-        format!(
-            "SELECT {k}::text FROM {t} r JOIN unnest($1::text[]::{ty}[]) AS w ON {eq} ORDER BY {k}",
-            t = cfg.tname,
-            ty = cfg.key.sql_type,
-            eq = match &cfg.key.composite {
-                None => format!("{k} = w"),
-                Some(_) => cfg.key.equal("r", "w"),
-            },
-        )
-    };
+    let sql = rows_by_key(&cfg, "", "true", &format!("ORDER BY {}", cfg.key.expr("r")));
     let keys: Vec<String> = members.iter().map(|m| m.key.clone()).collect();
     let ordered: Vec<String> = crate::pg::guc_scope::exact_floats(|| {
         privilege::as_table_owner(cfg.tbl, || {
