@@ -85,19 +85,24 @@ def run(tr, data, texts, pick, opts, feature=novel) -> dict:
     return marks
 
 
+def training_texts(db: DB, analyse) -> tuple[list, dict]:
+    """The training pairs (set, channels, labels, both directions' vectors, both
+    texts through `analyse`) and every replayed post's text through `analyse`."""
+    tr = db.x("""
+        SELECT t.set, t.chan_a, t.chan_b, t.a_dup_b, t.b_dup_a,
+               dedup.compare(t.a, t.b, 'rp_train'), dedup.compare(t.b, t.a, 'rp_train'), p.a_body, p.b_body
+        FROM rp_train_pairs t JOIN rp_pairs p USING (pair_id)""")
+    tr = [r[:7] + (analyse(r[7]), analyse(r[8])) for r in tr]
+    return tr, {i: analyse(body) for i, body in db.x("SELECT id, body FROM rp_posts")}
+
+
 def main() -> None:
     ap = emulation_args()
     ap.add_argument("--min-words", type=int, default=4)
     ap.add_argument("--cover", type=float, default=0.5)
     a = ap.parse_args()
     data = load_cache(a.cache)
-    db = DB(a.host, a.port, a.db)
-    tr = db.x("""
-        SELECT t.set, t.chan_a, t.chan_b, t.a_dup_b, t.b_dup_a,
-               dedup.compare(t.a, t.b, 'rp_train'), dedup.compare(t.b, t.a, 'rp_train'), p.a_body, p.b_body
-        FROM rp_train_pairs t JOIN rp_pairs p USING (pair_id)""")
-    tr = [r[:7] + (analyse(r[7]), analyse(r[8])) for r in tr]
-    texts = {i: analyse(body) for i, body in db.x("SELECT id, body FROM rp_posts")}
+    tr, texts = training_texts(DB(a.host, a.port, a.db), analyse)
     opts = (a.min_words, a.cover)
     show("20 features (scikit-learn)", score(data, run(tr, data, texts, lambda e: [], opts)))
     show("20 + novel sentences (count)", score(data, run(tr, data, texts, lambda e: e[:1], opts)))

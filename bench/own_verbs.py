@@ -21,7 +21,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from novel_sentences import run  # noqa: E402
+from novel_sentences import run, training_texts  # noqa: E402
 from stream_replay import DB  # noqa: E402
 from trigger_emulate import emulation_args, load_cache, score, show  # noqa: E402
 
@@ -48,13 +48,7 @@ def own_verbs(a, b) -> list[float]:
 def main() -> None:
     a = emulation_args().parse_args()
     data = load_cache(a.cache)
-    db = DB(a.host, a.port, a.db)
-    tr = db.x("""
-        SELECT t.set, t.chan_a, t.chan_b, t.a_dup_b, t.b_dup_a,
-               dedup.compare(t.a, t.b, 'rp_train'), dedup.compare(t.b, t.a, 'rp_train'), p.a_body, p.b_body
-        FROM rp_train_pairs t JOIN rp_pairs p USING (pair_id)""")
-    tr = [r[:7] + (analyse(r[7]), analyse(r[8])) for r in tr]
-    texts = {i: analyse(body) for i, body in db.x("SELECT id, body FROM rp_posts")}
+    tr, texts = training_texts(DB(a.host, a.port, a.db), analyse)
     show("20 features (scikit-learn)", score(data, run(tr, data, texts, lambda e: [], (), own_verbs)))
     show("20 + own verbs", score(data, run(tr, data, texts, lambda e: e[:1], (), own_verbs)))
     show("20 + own verbs of the lead", score(data, run(tr, data, texts, lambda e: e[1:], (), own_verbs)))
