@@ -843,6 +843,14 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 /// A model as jsonb, to move it to another database with `import_model`.
 #[pg_extern(stable, strict)]
 fn export_model(name: &str) -> JsonB {
+    if name == THRESHOLD_RULE {
+        raise(DedupError::InvalidParameter {
+            msg: "the threshold rule has no weights to export".into(),
+            hint: Some(
+                "name it in model => 'threshold' wherever a model is named; no model may be stored under that name".into(),
+            ),
+        });
+    }
     // The built-in model is anyone's to export; a stored one is configuration.
     let stored = privilege::as_owner(|| {
         crate::pg::lookup::one_with_args::<bool>(

@@ -467,12 +467,62 @@ pub fn writes_configuration() -> bool {
     .unwrap_or(false)
 }
 
+thread_local! {
+    /// Tables that left a collection (`dedup.disable`) in the current transaction,
+    /// with the collection's name: until the transaction ends, the collection
+    /// still counts as reading them (see [`counted_tables`]). Emptied by
+    /// [`forget_left_tables`] at every transaction's end.
+    static LEFT_IN_XACT: std::cell::RefCell<Vec<(String, pg_sys::Oid)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Records that `tbl` left `collection` in this transaction (`dedup.disable`).
+pub fn table_left(collection: &str, tbl: pg_sys::Oid) {
+    LEFT_IN_XACT.with(|l| l.borrow_mut().push((collection.to_owned(), tbl)));
+}
+
+/// Forgets the tables that left their collections: the transaction ended.
+pub fn forget_left_tables() {
+    LEFT_IN_XACT.with(|l| l.borrow_mut().clear());
+}
+
+/// The tables whose rights decide who may change or read a collection: those it
+/// reads ([`collection_tables`]) and those that left it in this transaction and
+/// still exist. So README's way of changing a table's settings, `disable` and
+/// `enable` in one transaction, stays its owner's also when a model trained on the
+/// collection kept it with no table meanwhile; the statistics held nothing else of
+/// that table's for a moment. None when there is no such collection.
+fn counted_tables(collection: &str) -> Option<Vec<pg_sys::Oid>> {
+    let mut tables = collection_tables(collection)?;
+    let left: Vec<pg_sys::Oid> = LEFT_IN_XACT.with(|l| {
+        l.borrow()
+            .iter()
+            .filter(|(c, _)| c == collection)
+            .map(|&(_, t)| t)
+            .collect()
+    });
+    for t in left {
+        let exists = lookup::one_with_args::<bool>(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class WHERE oid = $1)",
+            &[t.into()],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or(false);
+        if exists && !tables.contains(&t) {
+            tables.push(t);
+        }
+    }
+    Some(tables)
+}
+
 /// Raises 42501 unless the caller may change a collection's statistics: it owns
 /// every table the collection reads (joining a collection makes its other tables'
 /// writers run work on behalf of the new one), or, for a collection that reads no
-/// table, has the configuration rights. An unknown collection passes.
+/// table, has the configuration rights. An unknown collection passes. A table
+/// that left the collection in this transaction still counts ([`counted_tables`]).
 pub fn require_collection_owner(collection: &str) {
-    let Some(tables) = collection_tables(collection) else {
+    let Some(tables) = counted_tables(collection) else {
         return;
     };
     let role = caller();
@@ -491,7 +541,7 @@ pub fn require_collection_owner(collection: &str) {
                 crate::error::excerpt(collection)
             ),
             hint: Some(
-                "a collection that reads no table is changed only by a role with the configuration rights: to join one, call dedup.enable as a role that also owns the table (a superuser, say: README, Security)"
+                "a collection that reads no table is changed only by a role with the configuration rights: to join one, call dedup.enable as a role that also owns the table (a superuser, say), or, to change an enabled table's settings, dedup.disable and dedup.enable it in one transaction (README, Security)"
                     .into(),
             ),
         });
@@ -555,7 +605,7 @@ pub fn may_read_collection(collection: &str) -> bool {
     if known {
         return true;
     }
-    let allowed = match &collection_tables(collection) {
+    let allowed = match &counted_tables(collection) {
         None => true,
         Some(t) if !t.is_empty() && !counts_dropped_documents(collection) => {
             t.iter().all(|&rel| may_read(rel, role))
@@ -618,11 +668,19 @@ pub fn require_collection_read(collection: &str, what: &str) {
                 ),
             });
         }
+        let tables = counted_tables(collection).unwrap_or_default();
+        if tables.is_empty() {
+            raise(DedupError::InsufficientPrivilege {
+                msg,
+                hint: Some(format!(
+                    "{what} reads the collection's statistics, and the collection reads no table: only roles with the configuration rights read it (README, Security)"
+                )),
+            });
+        }
         // The table it may not read, by name: the collection is often named after
         // another table, which the caller may well read.
         let role = caller();
-        let unread = collection_tables(collection)
-            .unwrap_or_default()
+        let unread = tables
             .into_iter()
             .find(|&t| !may_read(t, role))
             .map(|t| format!("; the caller may not read {}", rel_name(t)))

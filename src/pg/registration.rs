@@ -437,6 +437,8 @@ pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
                     .unwrap_or_else(|e| spi_err(e));
             }
         });
+        // Its owner may enable it again into the collection in this transaction.
+        privilege::table_left(&coll, tbl);
         let unused = lookup::one_with_args::<bool>(
             "SELECT NOT EXISTS (SELECT 1 FROM dedup.collection_tables WHERE collection_id = $1)",
             &[coll_id.into()],
@@ -460,7 +462,7 @@ pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
                 Some(models) => pgrx::ereport!(
                     NOTICE,
                     PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
-                    format!("collection \"{coll}\" is kept: model {models} was trained on it")
+                    format!("collection \"{coll}\" is kept: model {models} was trained on it; after this transaction only a role with the configuration rights can enable a table into it")
                 ),
             }
         }

@@ -11,6 +11,8 @@
 //! - on abort: the unwritten changes, the model cache and the backend term and
 //!   document caches are emptied (what was read may have included the aborted
 //!   transaction's own changes), and no fold is started;
+//! - at every end, the tables that left a collection in the transaction are
+//!   forgotten (`pg::privilege`);
 //! - a subtransaction's changes go to its parent on release, and away on rollback.
 
 use pgrx::pg_sys;
@@ -55,14 +57,17 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
         crate::pg::models::clear_cache();
         crate::pg::weigher::after_abort();
         crate::pg::stats::forget_wanted_folds();
+        crate::pg::privilege::forget_left_tables();
         crate::release_after_large_work();
     } else if event == pg_sys::XactEvent::XACT_EVENT_PREPARE {
+        crate::pg::privilege::forget_left_tables();
         crate::pg::weigher::after_end(true);
         crate::pg::stats::forget_wanted_folds();
         // The prepared transaction may yet be rolled back (ROLLBACK PREPARED): what
         // it wrote must not reach this backend's cache at its next commit.
         drop(crate::pg::stats::take_written());
     } else if event == pg_sys::XactEvent::XACT_EVENT_COMMIT {
+        crate::pg::privilege::forget_left_tables();
         crate::pg::weigher::after_end(false);
         crate::pg::weigher::committed(crate::pg::stats::take_written());
         crate::pg::worker::launch_wanted();

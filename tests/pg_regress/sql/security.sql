@@ -857,3 +857,44 @@ ROLLBACK;
 DROP TABLE sec_ddl_en;
 REVOKE CREATE ON SCHEMA public FROM sec_ddl_owner;
 DROP ROLE sec_ddl_owner;
+-- A table's owner changes its settings by disable and enable in one transaction
+-- (README) also when a model trained on its collection keeps the collection with
+-- no table meanwhile: within that transaction the table still counts as the
+-- collection's, for joining it and for using its model. Once a disable has
+-- committed, the collection reads no table and is the configuration roles'.
+CREATE ROLE sec_kept_owner;
+GRANT CREATE ON SCHEMA public TO sec_kept_owner;
+SET ROLE sec_kept_owner;
+CREATE TABLE sec_kept2 (id int PRIMARY KEY, body text);
+SELECT dedup.enable('sec_kept2', 'body');
+INSERT INTO sec_kept2 SELECT i, format('Story %s: the council approved budget line %s for the northern district. Quillmarsh %s.', i, i, i) FROM generate_series(1, 12) i;
+RESET ROLE;
+SELECT dedup.train('sec_kept2_model', 'sec_kept2', $$SELECT a.dedup_doc, b.dedup_doc, a.id % 2 = 0, false FROM sec_kept2 a JOIN sec_kept2 b ON b.id = a.id % 12 + 1$$) IS NOT NULL AS trained;
+SET ROLE sec_kept_owner;
+BEGIN;
+SELECT dedup.disable('sec_kept2');
+SET LOCAL client_min_messages = warning;  -- enable's progress
+SELECT dedup.enable('sec_kept2', 'body', action => 'skip');
+COMMIT;
+BEGIN;
+SELECT dedup.disable('sec_kept2');
+SET LOCAL client_min_messages = warning;
+SELECT dedup.enable('sec_kept2', 'body', model => 'sec_kept2_model');
+COMMIT;
+SELECT model, action FROM dedup.enabled_tables WHERE tbl = 'sec_kept2'::regclass;
+SELECT dedup.disable('sec_kept2');
+SELECT err($$SELECT dedup.enable('sec_kept2', 'body')$$);
+SELECT err($$SELECT dedup.enable('sec_kept2', 'body', collection => 'sec_kept2_new', model => 'sec_kept2_model')$$);
+SELECT err($$SELECT dedup.pair_score('sec_kept2_model', dedup.to_document('a b c'), dedup.to_document('a b c'))$$);
+SET client_min_messages = warning;
+SELECT dedup.enable('sec_kept2', 'body', collection => 'sec_kept2_new');
+RESET client_min_messages;
+RESET ROLE;
+-- The threshold rule has no weights to export.
+SELECT err($$SELECT dedup.export_model('threshold')$$);
+SELECT dedup.disable('sec_kept2');
+DROP TABLE sec_kept2;
+DELETE FROM dedup.models WHERE name = 'sec_kept2_model';
+SELECT dedup.drop_collection('sec_kept2');
+REVOKE CREATE ON SCHEMA public FROM sec_kept_owner;
+DROP ROLE sec_kept_owner;
