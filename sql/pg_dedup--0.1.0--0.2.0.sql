@@ -912,6 +912,14 @@ BEGIN
             RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl USING ERRCODE = 'undefined_column';
         END IF;
     END LOOP;
+    -- One column in two roles (title => the body's): refused before the backfill,
+    -- which CREATE TRIGGER ... UPDATE OF would otherwise refuse after.
+    SELECT c INTO col FROM pg_catalog.unnest(ARRAY[body, title, published_at, source, model_column]) AS c
+    WHERE c IS NOT NULL GROUP BY c HAVING pg_catalog.count(*) > 1 LIMIT 1;
+    IF col IS NOT NULL THEN
+        RAISE EXCEPTION 'column "%" is named by more than one of body, title, published_at, source and model_column', col
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'each of them names a column of its own';
+    END IF;
     -- A domain (over a time type too) is refused as for the key columns: its
     -- checks would run with the extension owner's rights (src/pg/ingest.rs).
     IF published_at IS NOT NULL AND (SELECT y.typtype = 'd' FROM pg_catalog.pg_attribute a

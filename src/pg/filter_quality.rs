@@ -60,7 +60,7 @@ fn filter_quality(
                         let coll = r
                             .get::<String>(3)
                             .unwrap_or_else(|e| query_err(COLUMNS, e))?;
-                        let label = r.get::<bool>(4).ok().flatten().unwrap_or(false);
+                        let label = r.get::<bool>(4).unwrap_or_else(|e| query_err(COLUMNS, e))?;
                         Some((a, b, coll, label))
                     })
                     .collect();

@@ -531,14 +531,15 @@ const PAIRS_BATCH: i64 = 256;
 /// Calls `f` with the rows of a user query returning [`TRAIN_COLUMNS`], read
 /// through a cursor [`PAIRS_BATCH`] rows at a time, so that memory holds one batch
 /// (and whatever `f` keeps), however many rows the query returns. Rows with a NULL
-/// document are skipped; a NULL label counts false. Stops reading when `f` returns
-/// false.
+/// document are skipped, and so are rows whose two labels are both NULL; a NULL
+/// label is unknown (None): that direction is no example. Stops reading when `f`
+/// returns false.
 ///
 /// Interrupts: the executor checks for them while it runs the query; the copy of
 /// its rows checks once per row.
 fn each_labelled_pair(
     query: &str,
-    mut f: impl FnMut(DocumentDatum, DocumentDatum, bool, bool) -> bool,
+    mut f: impl FnMut(DocumentDatum, DocumentDatum, Option<bool>, Option<bool>) -> bool,
 ) {
     Spi::connect(|c| {
         let mut cursor = crate::pg::pairs_cursor(c, query, TRAIN_COLUMNS);
@@ -562,14 +563,14 @@ fn each_labelled_pair(
                         .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e));
                     let ab = r
                         .get::<bool>(3)
-                        .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e))
-                        .unwrap_or(false);
+                        .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e));
                     let ba = r
                         .get::<bool>(4)
-                        .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e))
-                        .unwrap_or(false);
+                        .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e));
                     if let (Some(a), Some(b)) = (a, b) {
-                        rows.push((a, b, ab, ba));
+                        if ab.is_some() || ba.is_some() {
+                            rows.push((a, b, ab, ba));
+                        }
                     }
                 }
                 (fetched, rows)
@@ -587,10 +588,14 @@ fn each_labelled_pair(
     })
 }
 
+/// A labelled pair of a user query: the two documents and whether a duplicates b
+/// and b duplicates a (None: not known).
+type LabelledPair = (DocumentDatum, DocumentDatum, Option<bool>, Option<bool>);
+
 /// The labelled pairs of a user query (see [`each_labelled_pair`]), at most
 /// `max + 1` of them: one more than `max` tells the caller there were too many,
 /// without reading the rest.
-fn labelled_pairs(query: &str, max: usize) -> Vec<(DocumentDatum, DocumentDatum, bool, bool)> {
+fn labelled_pairs(query: &str, max: usize) -> Vec<LabelledPair> {
     let mut out = Vec::new();
     each_labelled_pair(query, |a, b, ab, ba| {
         out.push((a, b, ab, ba));
@@ -599,26 +604,20 @@ fn labelled_pairs(query: &str, max: usize) -> Vec<(DocumentDatum, DocumentDatum,
     out
 }
 
-/// The two examples, ρ(a,b) and ρ(b,a), of each labelled pair. Checks for
-/// interrupts once per pair (each is two decodes, maybe a statistics query, and
-/// two comparisons).
-fn examples(
-    coll: &Collection,
-    pairs: Vec<(DocumentDatum, DocumentDatum, bool, bool)>,
-) -> Vec<Example> {
+/// The examples, ρ(a,b) and ρ(b,a), of each labelled pair: one a known label.
+/// Checks for interrupts once per pair (each is two decodes, maybe a statistics
+/// query, and two comparisons).
+fn examples(coll: &Collection, pairs: Vec<LabelledPair>) -> Vec<Example> {
     let mut ex = Vec::with_capacity(pairs.len() * 2);
     for (a, b, ab, ba) in pairs {
         pgrx::check_for_interrupts!();
         let (a, b) = weigh_pair(&a, &b, coll);
         let (xab, xba) = both_ways(&a, &b);
-        ex.push(Example {
-            x: xab.to_vec(),
-            y: ab,
-        });
-        ex.push(Example {
-            x: xba.to_vec(),
-            y: ba,
-        });
+        for (x, y) in [(xab, ab), (xba, ba)] {
+            if let Some(y) = y {
+                ex.push(Example { x: x.to_vec(), y });
+            }
+        }
     }
     ex
 }
@@ -691,7 +690,7 @@ fn fit_and_store(
     model: &str,
     coll: &Collection,
     opts: &TrainOptions,
-    pairs: Vec<(DocumentDatum, DocumentDatum, bool, bool)>,
+    pairs: Vec<LabelledPair>,
 ) -> JsonB {
     let n_pairs = pairs.len();
     // The locks the store at the end takes, taken before the fit: a session that
@@ -823,8 +822,11 @@ pub fn _evaluate(
             Some(m) => m.model.predict(x),
             None => decide::threshold_rule(x) > 0.0,
         };
-        c.add(dup(&xab), ab);
-        c.add(dup(&xba), ba);
+        for (x, y) in [(xab, ab), (xba, ba)] {
+            if let Some(y) = y {
+                c.add(dup(&x), y);
+            }
+        }
         true
     });
     TableIterator::once((c.tp, c.fp, c.fn_, c.tn, c.precision(), c.recall(), c.f1()))
@@ -1023,8 +1025,8 @@ fn learn_authority(collection: &str, pairs: &str) -> i64 {
         pgrx::check_for_interrupts!();
         let (a, b) = (a.decode(), b.decode());
         let (orig, dup) = match (ab, ba) {
-            (true, false) => (b.source, a.source),
-            (false, true) => (a.source, b.source),
+            (Some(true), Some(false)) => (b.source, a.source),
+            (Some(false), Some(true)) => (a.source, b.source),
             _ => return true,
         };
         if let Some(o) = orig {

@@ -69,6 +69,13 @@ FROM (SELECT a, b, dedup.pair_score('news', a, b) AS sab, dedup.pair_score('news
 SELECT tp, fp, fn, tn, precision > 0.8 AS p_ok, recall > 0.8 AS r_ok
 FROM dedup.evaluate('news', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled');
 SELECT err($$SELECT * FROM dedup.evaluate('nope', 'SELECT a, b, a_dup_b, b_dup_a FROM labelled')$$);
+-- A NULL label is unknown: that direction is not scored (nor trained on), and
+-- a pair with both labels NULL is skipped.
+SELECT (SELECT tp + fp + fn + tn FROM dedup.evaluate('news', 'SELECT a, b, a_dup_b, NULL::boolean FROM labelled')) AS one_way,
+       (SELECT tp + fp + fn + tn FROM dedup.evaluate('news', 'SELECT a, b, NULL::boolean, NULL::boolean FROM labelled')) AS none,
+       (SELECT count(*) FROM labelled) AS pairs;
+SELECT total_pairs FROM dedup.filter_quality('SELECT a, b, ''news'', NULL::boolean FROM labelled');
+SELECT err($$SELECT * FROM dedup.filter_quality('SELECT a, b, ''news'', 1 FROM labelled')$$);
 SELECT err($$SELECT dedup.classify_pair('nope', '{"v":1}', '{"v":1}')$$);
 
 -- Export and import move a model; corrupt bytes give a clear error.
