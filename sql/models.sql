@@ -59,7 +59,7 @@ SELECT pg_catalog.pg_extension_config_dump('dedup.sources', '');
 
 CREATE FUNCTION dedup.evaluate(model text, pairs text)
     RETURNS TABLE(tp bigint, fp bigint, fn bigint, tn bigint, "precision" float8, recall float8, f1 float8)
-    STABLE STRICT LANGUAGE sql
+    VOLATILE STRICT LANGUAGE sql
     AS $$ SELECT * FROM dedup._evaluate(model, pairs) $$;
 COMMENT ON FUNCTION dedup.evaluate(text, text) IS
     'Confusion counts, precision, recall and F1 of a model on labelled pairs (a, b, a_dup_b, b_dup_a), both directions';

@@ -1798,6 +1798,11 @@ ALTER FUNCTION dedup.explain_pair(text, dedup.document, dedup.document) PARALLEL
 ALTER FUNCTION dedup.export_model(text) PARALLEL UNSAFE;
 ALTER FUNCTION dedup.filter_quality(text) PARALLEL UNSAFE;
 ALTER FUNCTION dedup.pair_score(text, dedup.document, dedup.document) PARALLEL UNSAFE;
+-- The functions that run a caller's pairs query are VOLATILE: the query may call
+-- functions that write.
+ALTER FUNCTION dedup._evaluate(text, text) VOLATILE;
+ALTER FUNCTION dedup.evaluate(text, text) VOLATILE;
+ALTER FUNCTION dedup.filter_quality(text) VOLATILE;
 ALTER FUNCTION dedup.signature(dedup.document, text) PARALLEL UNSAFE;
 ALTER FUNCTION dedup.staleness(text) PARALLEL UNSAFE;
 ALTER FUNCTION dedup.top_terms(dedup.document, text, integer) PARALLEL UNSAFE;

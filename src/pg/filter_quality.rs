@@ -15,8 +15,9 @@ use pgrx::prelude::*;
 /// `pairs` is a
 /// query returning `(a dedup.document, b dedup.document, collection text, label boolean)`.
 /// Interrupts: checked by the executor while the query runs, then once per row
-/// decoded and once per pair whose signatures are built.
-#[pg_extern(stable, strict)]
+/// decoded and once per pair whose signatures are built. VOLATILE: the pairs
+/// query is the caller's, and may call functions that write.
+#[pg_extern(volatile, strict)]
 fn filter_quality(
     pairs: &str,
 ) -> TableIterator<

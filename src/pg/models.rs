@@ -789,8 +789,9 @@ fn store(
 /// Public as `dedup.evaluate` (sql/models.sql), whose column is named `fn`.
 ///
 /// Interrupts: checked while the pairs query runs and once per row read, once
-/// per pair weighed, and once per example classified.
-#[pg_extern(stable, strict)]
+/// per pair weighed, and once per example classified. VOLATILE: the pairs
+/// query is the caller's, and may call functions that write.
+#[pg_extern(volatile, strict)]
 pub fn _evaluate(
     model: &str,
     pairs: &str,
