@@ -916,6 +916,32 @@ fn import_model(model: JsonArg) -> String {
             "invalid model export: {what}"
         )))
     };
+    // What export_model writes (the built-in model's export also says what it was
+    // trained on), and nothing else: a misspelt key would be dropped without a word.
+    const KEYS: [&str; 12] = [
+        "name",
+        "collection",
+        "features",
+        "kernel",
+        "parameters",
+        "scaler",
+        "metrics",
+        "version",
+        "trained_at",
+        "format",
+        "model",
+        "trained_on",
+    ];
+    let Some(obj) = j.as_object() else {
+        bad("it must be a jsonb object")
+    };
+    if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        bad(&format!(
+            "unknown key \"{}\" (an export holds {})",
+            crate::error::excerpt(k),
+            KEYS.join(", ")
+        ));
+    }
     // A text field: None when absent or null.
     let s = |k: &str| {
         j.get(k).filter(|v| !v.is_null()).map(|v| {

@@ -86,6 +86,10 @@ SELECT dedup.classify_pair('news_copy', a, b) FROM labelled WHERE a_dup_b LIMIT 
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{model}', '"50474 44d01"')) FROM exported$$);
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{model}', to_jsonb(left(j->>'model', 40)))) FROM exported$$);
 SELECT err($$SELECT dedup.import_model('{"name": "x"}')$$);
+SELECT err($$SELECT dedup.import_model(j || '{"nmae": "typo"}') FROM exported$$);
+SELECT err($$SELECT dedup.import_model('[1]')$$);
+SELECT dedup.import_model(dedup.export_model('default') || '{"name": "builtin_copy"}');
+DELETE FROM dedup.models WHERE name = 'builtin_copy';
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{name}', '1')) FROM exported$$);
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{format}', '"pg_dedup model v9"')) FROM exported$$);
 -- The bytes decide the kernel: an export that says otherwise is refused; the
