@@ -127,6 +127,20 @@ fn set_collection_options(collection: &str, options: JsonArg) -> JsonB {
         _ => serde_json::Map::new(),
     };
     for (k, v) in changes {
+        if !crate::limits::KEYS.contains(&k.as_str())
+            && !crate::signature::KEYS.contains(&k.as_str())
+        {
+            raise(DedupError::InvalidParameter {
+                msg: format!(
+                    "unknown collection option \"{}\"",
+                    crate::error::excerpt(&k)
+                ),
+                hint: Some(format!(
+                    "the options an existing collection changes are {}",
+                    crate::limits::KEYS.join(", ")
+                )),
+            });
+        }
         if !crate::limits::KEYS.contains(&k.as_str()) {
             raise(DedupError::InvalidParameter {
                 msg: format!(

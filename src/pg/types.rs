@@ -398,10 +398,35 @@ impl FromDatum for JsonArg {
             Ok(v) => Some(JsonArg(v)),
             Err(e) => crate::pg::raise(crate::error::DedupError::invalid_parameter(format!(
                 "a jsonb argument holds a value pg_dedup cannot read: {}",
-                e.to_string().to_lowercase()
+                json_reason(&e, &text)
             ))),
         }
     }
+}
+
+/// serde's reason for refusing `text` (jsonb's own text form, one line), with
+/// the text it stopped in (the key before a value, the value's start) instead of
+/// a position in that form, which the caller never wrote.
+fn json_reason(e: &serde_json::Error, text: &str) -> String {
+    let full = e.to_string().to_lowercase();
+    let reason = full.split(" at line ").next().unwrap_or(&full);
+    let end = text
+        .char_indices()
+        .nth(e.column())
+        .map_or(text.len(), |(i, _)| i);
+    // The value serde stopped in starts after the last delimiter before `end`.
+    let token = text[..end].rfind([':', ',', '[', '{']).map_or(0, |i| i + 1);
+    let start = text[..token]
+        .char_indices()
+        .rev()
+        .nth(24)
+        .map_or(0, |(i, _)| i);
+    let shown: String = text[token..].chars().take(12).collect();
+    format!(
+        "{reason} at \"{}{}…\"",
+        &text[start..token],
+        shown.trim_end()
+    )
 }
 
 unsafe impl<'fcx> ArgAbi<'fcx> for JsonArg {

@@ -70,6 +70,7 @@ SELECT err($$SELECT dedup.is_duplicate('news', repeat('длинный текст
 SELECT dedup.set_collection_options('news', '{"max_document_bytes": null}');
 SELECT * FROM dedup.collection_limits('news');
 SELECT err($$SELECT dedup.set_collection_options('news', '{"signature_scheme": "topwords"}')$$);
+SELECT err($$SELECT dedup.set_collection_options('news', '{"bogus": 1}')$$);
 SELECT err($$SELECT dedup.set_collection_options('news', '{"min_shared_keys": 0}')$$);
 SELECT err($$SELECT dedup.set_collection_options('news', '[]')$$);
 SELECT err($$SELECT dedup.set_collection_options('nope', '{}')$$);
