@@ -21,6 +21,7 @@ CREATE TABLE dedup.enabled_tables (
     time_window          interval CHECK (time_window > interval '0')
 );
 COMMENT ON TABLE dedup.enabled_tables IS 'Tables deduplicated on insert, and how (see dedup.enable)';
+COMMENT ON COLUMN dedup.enabled_tables.model IS 'The model that judges the table''s rows (dedup.enable''s model): default for the built-in one, NULL for the threshold rule';
 
 CREATE TABLE dedup.rejected (
     id            bigserial PRIMARY KEY,
@@ -1377,11 +1378,15 @@ BEGIN
                 USING HINT = format('the table''s owner can run %s', want);
             CONTINUE;
         END IF;
+        -- A stored original's key that does not fit the new type (a change whose
+        -- USING maps keys anew) would fail every later copy of that row: the
+        -- change is refused.
         BEGIN
             EXECUTE want;
         EXCEPTION WHEN OTHERS THEN
-            RAISE WARNING 'duplicate_of of table % keeps the key''s old type: %', r.tbl, SQLERRM
-                USING HINT = format('run %s, or dedup.disable and dedup.enable the table', want);
+            RAISE EXCEPTION 'cannot change the type of the key of table %: its duplicate_of holds keys that do not fit the new type', r.tbl
+                USING ERRCODE = 'feature_not_supported', DETAIL = SQLERRM,
+                      HINT = format('call dedup.disable(%L), change the key, and dedup.enable the table again', r.tbl::text);
         END;
     END LOOP;
 END $$;

@@ -1620,11 +1620,15 @@ BEGIN
                 USING HINT = format('the table''s owner can run %s', want);
             CONTINUE;
         END IF;
+        -- A stored original's key that does not fit the new type (a change whose
+        -- USING maps keys anew) would fail every later copy of that row: the
+        -- change is refused.
         BEGIN
             EXECUTE want;
         EXCEPTION WHEN OTHERS THEN
-            RAISE WARNING 'duplicate_of of table % keeps the key''s old type: %', r.tbl, SQLERRM
-                USING HINT = format('run %s, or dedup.disable and dedup.enable the table', want);
+            RAISE EXCEPTION 'cannot change the type of the key of table %: its duplicate_of holds keys that do not fit the new type', r.tbl
+                USING ERRCODE = 'feature_not_supported', DETAIL = SQLERRM,
+                      HINT = format('call dedup.disable(%L), change the key, and dedup.enable the table again', r.tbl::text);
         END;
     END LOOP;
 END $$;
@@ -1798,6 +1802,7 @@ ALTER FUNCTION dedup.explain_pair(text, dedup.document, dedup.document) PARALLEL
 ALTER FUNCTION dedup.export_model(text) PARALLEL UNSAFE;
 ALTER FUNCTION dedup.filter_quality(text) PARALLEL UNSAFE;
 ALTER FUNCTION dedup.pair_score(text, dedup.document, dedup.document) PARALLEL UNSAFE;
+COMMENT ON COLUMN dedup.enabled_tables.model IS 'The model that judges the table''s rows (dedup.enable''s model): default for the built-in one, NULL for the threshold rule';
 -- The functions that run a caller's pairs query are VOLATILE: the query may call
 -- functions that write.
 ALTER FUNCTION dedup._evaluate(text, text) VOLATILE;

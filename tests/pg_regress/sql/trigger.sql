@@ -306,6 +306,17 @@ SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'wide
 SELECT id, duplicate_of FROM widen ORDER BY id;
 SELECT dedup.disable('widen');
 DROP TABLE widen;
+-- A key change that maps the keys anew (text ids to numbers) is refused when a
+-- stored original's key does not fit the new type: every later copy of that row
+-- would fail (22P02 with nothing naming pg_dedup).
+CREATE TABLE remap (id text PRIMARY KEY, body text);
+SELECT dedup.enable('remap', 'body');
+INSERT INTO remap VALUES ('a1', 'Второй текст о рыбалке на Оке осенью, улов оказался скромным, но вкусным.');
+INSERT INTO remap VALUES ('a2', 'Второй текст о рыбалке на Оке осенью, улов оказался скромным, но вкусным.');
+SELECT err($$ALTER TABLE remap ALTER COLUMN id TYPE int USING substr(id, 2)::int$$);
+SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'remap'::regclass AND attname IN ('id', 'duplicate_of');
+SELECT dedup.disable('remap');
+DROP TABLE remap;
 -- Only the table's owner's own ALTER TABLE changes duplicate_of (the rewrite runs
 -- the owner's constraints and casts); another role, a superuser included, gets a
 -- WARNING with the command.
