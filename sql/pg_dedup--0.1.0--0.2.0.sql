@@ -1769,11 +1769,11 @@ COMMENT ON FUNCTION dedup.numbers(dedup.document) IS
 COMMENT ON FUNCTION dedup.pair_score(text, dedup.document, dedup.document) IS
     'A model''s (or the threshold rule''s) decision value for "a adds nothing to b": positive means duplicate';
 COMMENT ON FUNCTION dedup.shared_keys(dedup.signature, dedup.signature) IS
-    'How many keys two signatures share';
+    'How many keys two signatures of one scheme share (0 for two schemes, which never match)';
 COMMENT ON FUNCTION dedup.signature(dedup.document, text) IS
     'A document''s signature under a collection''s weights and signature options';
 COMMENT ON FUNCTION dedup.similarity(dedup.signature, dedup.signature) IS
-    'Shared keys over the smaller key count (0 when either is empty)';
+    'Shared keys over the smaller key count (0 when either is empty, or for two schemes)';
 COMMENT ON FUNCTION dedup.staleness(text) IS
     'How far a collection''s statistics moved since its last recompute: documents added or removed since, over its documents now (0 = fresh)';
 COMMENT ON FUNCTION dedup.summary(dedup.document) IS

@@ -513,15 +513,20 @@ impl Signature {
         Ok(Signature { scheme, keys })
     }
 
-    /// Number of keys in both signatures (a merge-join; schemes are not looked at).
+    /// Number of keys in both signatures (a merge-join); 0 for two schemes, whose
+    /// keys mean different things and which [`is_candidate`] never pairs.
     pub fn shared_keys(&self, other: &Signature) -> usize {
+        if self.scheme != other.scheme {
+            return 0;
+        }
         crate::sorted::intersection_count(&self.keys, &other.keys)
     }
 
-    /// Shared keys / the smaller key count, in `[0, 1]`; 0 when either is empty.
+    /// Shared keys / the smaller key count, in `[0, 1]`; 0 when either is empty or
+    /// the schemes differ.
     pub fn similarity(&self, other: &Signature) -> f64 {
         let m = self.keys.len().min(other.keys.len());
-        if m == 0 {
+        if m == 0 || self.scheme != other.scheme {
             0.0
         } else {
             self.shared_keys(other) as f64 / m as f64
@@ -1985,5 +1990,27 @@ mod tests {
                 println!("  {name:24} {hit:.3?} | {unrelated:.6} | {nkeys:.1}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod scheme_tests {
+    use super::*;
+
+    #[test]
+    fn two_schemes_share_nothing() {
+        let a = Signature {
+            scheme: Scheme::Imatch,
+            keys: vec![1, 2],
+        };
+        let b = Signature {
+            scheme: Scheme::Topwords,
+            keys: vec![1, 2],
+        };
+        assert_eq!(a.shared_keys(&b), 0);
+        assert_eq!(a.similarity(&b), 0.0);
+        assert!(!is_candidate(&a, &b, 1, 0.0));
+        assert_eq!(a.shared_keys(&a), 2);
+        assert_eq!(a.similarity(&a), 1.0);
     }
 }
