@@ -109,6 +109,36 @@ pub fn _recompute(
         )
         .ok()
         .flatten();
+        // Refreshed by one collection only: two would write their own signatures
+        // over each other's.
+        let taken = sig.as_deref().and_then(|sig| {
+            as_owner(|| {
+                lookup::one_with_args::<String>(
+                    "SELECT c.name FROM dedup.collection_tables t JOIN dedup.collections c ON c.id = t.collection_id \
+                     WHERE t.tbl = $1 AND t.sig_column = $2 AND t.collection_id <> $3 LIMIT 1",
+                    &[tbl.into(), sig.into(), coll.id.into()],
+                )
+                .ok()
+                .flatten()
+            })
+        });
+        let sig = match taken {
+            Some(other) => {
+                pgrx::ereport!(
+                    NOTICE,
+                    pgrx::PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+                    format!(
+                        "signature column {} of table {} is refreshed by collection \"{}\", not by \"{}\"",
+                        sig.as_deref().unwrap_or_default(),
+                        lookup::relation_text(tbl).unwrap_or_default(),
+                        crate::error::excerpt(&other),
+                        crate::error::excerpt(collection)
+                    )
+                );
+                None
+            }
+            None => sig,
+        };
         as_owner(|| {
             Spi::connect_mut(|c| {
                 c.update(

@@ -71,6 +71,14 @@ SELECT dedup.create_collection('empty', weighting => 'tf_ridf', k1 => 2, b => 0)
 SELECT dedup.recompute('empty');
 CREATE TEMP TABLE nodocs (doc dedup.document);
 SELECT dedup.recompute('nodocs', 'doc', 'empty');
+-- A table's one signature column is refreshed by the first collection that
+-- registered it: a second collection of another document column leaves it alone.
+CREATE TEMP TABLE twodocs (a dedup.document, b dedup.document, sig dedup.signature);
+INSERT INTO twodocs SELECT doc, doc FROM docs;
+SELECT dedup.recompute('twodocs', 'a', 'news') > 0 AS first;
+SELECT dedup.recompute('twodocs', 'b', 'empty') > 0 AS second;
+SELECT c.name, t.doc_column, t.sig_column FROM dedup.collection_tables t JOIN dedup.collections c ON c.id = t.collection_id
+WHERE t.tbl = 'twodocs'::regclass ORDER BY 1;
 
 SELECT dedup.drop_collection('empty');
 SELECT count(*) FROM dedup.collections;
