@@ -1474,6 +1474,18 @@ FROM dedup.collections c JOIN dedup.collection_stats s ON s.collection_id = c.id
 WHERE dedup._may_read_collection(c.name);
 COMMENT ON VIEW dedup.status IS 'Per collection: documents, duplicates, rejected rows, last recompute and staleness';
 
+-- The stored models a role may name (to enable, pairs, classify_pair, …): the
+-- names, what they read and how well they did, not their weights (export_model
+-- is the configuration roles'). security_barrier: the filter runs first.
+CREATE VIEW dedup.available_models WITH (security_barrier) AS
+SELECT m.name, m.collection, m.features, m.kernel, m.metrics, m.version, m.trained_at
+FROM dedup.models m
+WHERE m.name = 'default'
+   OR pg_catalog.has_table_privilege('dedup.term_stats', 'SELECT')
+   OR (m.collection <> 'default' AND dedup._may_read_collection(m.collection));
+COMMENT ON VIEW dedup.available_models IS
+    'The stored models the caller may use: a model stored as default, those of a collection it may read, every one with the configuration rights (the built-in default and the threshold rule are not stored)';
+
 COMMENT ON FUNCTION dedup.set_collection_options(text, jsonb) IS
     'Changes what a collection enforces (max_document_bytes, min_word_length, min_shared_keys, similarity_threshold); returns its options';
 COMMENT ON FUNCTION dedup.collection_limits(text) IS
@@ -1507,6 +1519,7 @@ REVOKE ALL ON ALL SEQUENCES IN SCHEMA dedup FROM PUBLIC;
 -- statistics, models, sources and rejected rows stay private.
 GRANT SELECT ON dedup.enabled_tables, dedup.collections, dedup.collection_tables TO PUBLIC;
 GRANT SELECT ON dedup.status TO PUBLIC;
+GRANT SELECT ON dedup.available_models TO PUBLIC;
 GRANT SELECT, DELETE ON dedup.rejected_rows TO PUBLIC;
 -- Two internal functions change a collection's statistics (written at commit with
 -- the owner's rights): only the SECURITY DEFINER triggers that call them may.

@@ -882,7 +882,12 @@ SET LOCAL client_min_messages = warning;
 SELECT dedup.enable('sec_kept2', 'body', model => 'sec_kept2_model');
 COMMIT;
 SELECT model, action FROM dedup.enabled_tables WHERE tbl = 'sec_kept2'::regclass;
+-- dedup.available_models lists the stored models a role may name: the owner sees
+-- the model of its table's collection (and no weights); once the collection reads
+-- no table, only the configuration roles do.
+SELECT name, collection, kernel, version FROM dedup.available_models WHERE name LIKE 'sec_kept2%';
 SELECT dedup.disable('sec_kept2');
+SELECT count(*) AS listed FROM dedup.available_models WHERE name LIKE 'sec_kept2%';
 SELECT err($$SELECT dedup.enable('sec_kept2', 'body')$$);
 SELECT err($$SELECT dedup.enable('sec_kept2', 'body', collection => 'sec_kept2_new', model => 'sec_kept2_model')$$);
 SELECT err($$SELECT dedup.pair_score('sec_kept2_model', dedup.to_document('a b c'), dedup.to_document('a b c'))$$);
@@ -890,6 +895,7 @@ SET client_min_messages = warning;
 SELECT dedup.enable('sec_kept2', 'body', collection => 'sec_kept2_new');
 RESET client_min_messages;
 RESET ROLE;
+SELECT count(*) AS listed_for_configuration FROM dedup.available_models WHERE name LIKE 'sec_kept2%';
 -- The threshold rule has no weights to export.
 SELECT err($$SELECT dedup.export_model('threshold')$$);
 SELECT dedup.disable('sec_kept2');
