@@ -143,8 +143,14 @@ pub const MAX_SOURCE_BYTES: usize = 4096;
 /// extension's tables (a btree entry holds about 2,700 bytes at most).
 pub const MAX_NAME_BYTES: usize = 200;
 
-/// Refuses a collection or model name (`what`) longer than [`MAX_NAME_BYTES`].
+/// Refuses a collection or model name (`what`) of only whitespace, which no one
+/// could tell from another, or longer than [`MAX_NAME_BYTES`].
 pub fn check_name(what: &str, name: &str) -> crate::error::Result<()> {
+    if !name.is_empty() && name.trim().is_empty() {
+        return Err(crate::error::DedupError::invalid_parameter(format!(
+            "{what} name must not be blank"
+        )));
+    }
     if name.len() > MAX_NAME_BYTES {
         return Err(crate::error::DedupError::invalid_parameter(format!(
             "{what} name is {} bytes, over the limit of {MAX_NAME_BYTES}",
@@ -167,6 +173,14 @@ pub struct Over {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn blank_names_are_refused() {
+        assert!(check_name("model", "   ").is_err());
+        assert!(check_name("model", "\t").is_err());
+        assert!(check_name("model", " a ").is_ok());
+        assert!(check_name("model", "").is_ok());
+    }
 
     #[test]
     fn defaults_and_overrides() {

@@ -88,6 +88,8 @@ SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{model}', to_jsonb(left(j->
 SELECT err($$SELECT dedup.import_model('{"name": "x"}')$$);
 SELECT err($$SELECT dedup.import_model(j || '{"nmae": "typo"}') FROM exported$$);
 SELECT err($$SELECT dedup.import_model('[1]')$$);
+SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{name}', '"  "')) FROM exported$$);
+SELECT err($$SELECT dedup.create_collection(E' \t')$$);
 SELECT dedup.import_model(dedup.export_model('default') || '{"name": "builtin_copy"}');
 DELETE FROM dedup.models WHERE name = 'builtin_copy';
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{name}', '1')) FROM exported$$);
