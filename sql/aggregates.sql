@@ -70,7 +70,10 @@ DECLARE t regclass;
 BEGIN
     FOR t IN SELECT ct.tbl FROM dedup.collection_tables ct JOIN dedup.collections c ON c.id = ct.collection_id
              WHERE c.name = collection AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = ct.tbl) LOOP
-        PERFORM dedup._require_owner(t);
+        IF NOT pg_catalog.pg_has_role(current_user, (SELECT r.relowner FROM pg_catalog.pg_class r WHERE r.oid = t), 'USAGE') THEN
+            RAISE EXCEPTION 'must be owner of table %', t USING ERRCODE = 'insufficient_privilege',
+                HINT = format('collection "%s" reads that table: only a role that owns every table of a collection may change its statistics or join it', collection);
+        END IF;
     END LOOP;
 END $$;
 COMMENT ON FUNCTION dedup._require_collection_owner(text) IS

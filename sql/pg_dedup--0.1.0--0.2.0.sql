@@ -79,7 +79,10 @@ DECLARE t regclass;
 BEGIN
     FOR t IN SELECT ct.tbl FROM dedup.collection_tables ct JOIN dedup.collections c ON c.id = ct.collection_id
              WHERE c.name = collection AND EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = ct.tbl) LOOP
-        PERFORM dedup._require_owner(t);
+        IF NOT pg_catalog.pg_has_role(current_user, (SELECT r.relowner FROM pg_catalog.pg_class r WHERE r.oid = t), 'USAGE') THEN
+            RAISE EXCEPTION 'must be owner of table %', t USING ERRCODE = 'insufficient_privilege',
+                HINT = format('collection "%s" reads that table: only a role that owns every table of a collection may change its statistics or join it', collection);
+        END IF;
     END LOOP;
 END $$;
 COMMENT ON FUNCTION dedup._require_collection_owner(text) IS
@@ -1957,3 +1960,39 @@ BEGIN
             USING HINT = 'enable its tables into a collection of another name (dedup.disable, then dedup.enable with collection => ...), then dedup.drop_collection(''default'')';
     END IF;
 END $$;
+
+-- Rights on the extension's tables: 0.1.0 needed them for a table owner's
+-- dedup.enable, and a DBA may have granted them to application roles. In 0.2.0
+-- they are the configuration rights (every collection's words, every enabled
+-- table's settings, the models' weights): say which roles hold them.
+DO $$
+DECLARE
+    holders text;
+BEGIN
+    SELECT pg_catalog.string_agg(DISTINCT e.grantee::pg_catalog.regrole::text, ', ') INTO holders
+    FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) AS e
+    WHERE c.relnamespace = 'dedup'::pg_catalog.regnamespace AND c.relkind IN ('r', 'p', 'S')
+      AND e.grantee <> 0 AND e.grantee <> c.relowner;
+    IF holders IS NOT NULL THEN
+        RAISE WARNING 'roles % hold rights on pg_dedup''s tables, which 0.1.0''s dedup.enable needed: in 0.2.0 they are the configuration rights', holders
+            USING HINT = 'revoke them from roles that only own, write or read tables (README, Upgrade): REVOKE ALL ON ALL TABLES IN SCHEMA dedup FROM role; REVOKE ALL ON ALL SEQUENCES IN SCHEMA dedup FROM role';
+    END IF;
+END $$;
+
+-- A GRANT or REVOKE in an extension script records the object's whole access
+-- list as the extension's initial privileges, the grants a DBA made before the
+-- update included, and pg_dump leaves initial privileges out: a dump of the
+-- database would lose them. The initial privileges keep what the extension
+-- itself gives (its owner's, PUBLIC's), as a fresh install records them.
+UPDATE pg_catalog.pg_init_privs ip
+   SET initprivs = ARRAY(SELECT a FROM pg_catalog.unnest(ip.initprivs) AS a
+                         WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.aclexplode(ARRAY[a]) AS e
+                                           WHERE e.grantee <> 0 AND e.grantee <> e.grantor))
+ WHERE ip.privtype = 'e'
+   AND (EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+                WHERE d.classid = ip.classoid AND d.objid = ip.objoid AND d.deptype = 'e'
+                  AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                  AND d.refobjid = (SELECT x.oid FROM pg_catalog.pg_extension x WHERE x.extname = 'pg_dedup'))
+        -- The schema, which CREATE EXTENSION made and which is no member.
+        OR (ip.classoid = 'pg_catalog.pg_namespace'::pg_catalog.regclass
+            AND ip.objoid = 'dedup'::pg_catalog.regnamespace));

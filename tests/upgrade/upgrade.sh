@@ -39,7 +39,22 @@ q pg_dedup_up_old -c "CREATE EXTENSION pg_dedup VERSION '0.1.0'"
 setup pg_dedup_up_old "CREATE TABLE upnews (id bigint PRIMARY KEY, body text);
 SELECT dedup.enable('upnews', 'body');
 UPDATE dedup.collections SET options = '{}' WHERE name = 'upnews';"
-q pg_dedup_up_old -c "ALTER EXTENSION pg_dedup UPDATE"
+# A DBA's grant on the extension's tables made under 0.1.0 (which a table owner's
+# enable needed): the update warns that it is the configuration rights now, and a
+# dump of the database keeps it (the update's own GRANTs must not make it part of
+# the extension's initial privileges, which pg_dump leaves out).
+dba=dedup_up_dba
+q postgres -c "DROP ROLE IF EXISTS $dba" -c "CREATE ROLE $dba" >/dev/null
+q pg_dedup_up_old -c "GRANT USAGE ON SCHEMA dedup TO $dba" -c "GRANT SELECT, INSERT ON dedup.models TO $dba"
+out=$(q pg_dedup_up_old -c "ALTER EXTENSION pg_dedup UPDATE" 2>&1)
+echo "$out" | grep -q "roles $dba hold rights on pg_dedup's tables" || { echo "no warning about $dba's rights: $out"; exit 1; }
+kept=$(q pg_dedup_up_old -c "SELECT has_table_privilege('$dba', 'dedup.models', 'INSERT'),
+  (SELECT count(*) FROM pg_init_privs ip, aclexplode(ip.initprivs) e WHERE e.grantee = '$dba'::regrole)")
+[ "$kept" = "t|0" ] || { echo "after the update: INSERT on dedup.models, initial privileges naming $dba: $kept"; exit 1; }
+sudo -u postgres "$("${PG_CONFIG:-/usr/bin/pg_config}" --bindir)/pg_dump" -s "${args[@]}" -d pg_dedup_up_old \
+  | grep -q "GRANT SELECT,INSERT ON TABLE dedup.models TO $dba" || { echo "pg_dump lost the grant to $dba"; exit 1; }
+echo "a grant made under 0.1.0 is warned about, kept, and dumped after the update"
+q pg_dedup_up_old -c "REVOKE ALL ON dedup.models FROM $dba" -c "REVOKE USAGE ON SCHEMA dedup FROM $dba"
 q pg_dedup_up_new -c "CREATE EXTENSION pg_dedup"
 setup pg_dedup_up_new "CREATE TABLE upnews (id bigint PRIMARY KEY, body text);
 SELECT dedup.create_collection('upnews', k1 => 1.2,
@@ -95,3 +110,4 @@ vo=$(verdicts pg_dedup_up_old) vn=$(verdicts pg_dedup_up_new)
 [ "$vo" = "$vn" ] || { echo "verdicts differ:"; diff <(echo "$vo") <(echo "$vn") || true; exit 1; }
 echo "same signatures, statistics, pairs and new verdicts after the upgrade"
 for db in pg_dedup_up_old pg_dedup_up_new; do q postgres -c "DROP DATABASE $db"; done
+q postgres -c "DROP ROLE $dba"
