@@ -1744,10 +1744,19 @@ BEGIN
             (SELECT string_agg(e.tbl::text, ', ' ORDER BY e.tbl::text) FROM dedup.enabled_tables e WHERE e.model = OLD.name)
             USING ERRCODE = 'object_in_use', HINT = 'disable those tables first, or enable them with another model';
     END IF;
+    -- Rows may name it in a model_column, which is data: say which tables read
+    -- one, since a row naming a model that is gone is refused (42704).
+    IF OLD.name <> 'default' AND (TG_OP = 'DELETE' OR NEW.name IS DISTINCT FROM OLD.name)
+       AND EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.model_column IS NOT NULL) THEN
+        RAISE WARNING 'tables % pick a model per row (model_column): a row that names model "%" is refused from now on',
+            (SELECT string_agg(e.tbl::text, ', ' ORDER BY e.tbl::text) FROM dedup.enabled_tables e WHERE e.model_column IS NOT NULL),
+            OLD.name
+            USING HINT = 'store the model again under that name, or have the rows name another (NULL takes the table''s model)';
+    END IF;
     RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
 END $$;
 COMMENT ON FUNCTION dedup._models_in_use() IS
-    'Trigger on dedup.models: refuses to delete or rename a model an enabled table uses';
+    'Trigger on dedup.models: refuses to delete or rename a model an enabled table uses, and warns when tables pick models per row';
 CREATE TRIGGER models_in_use BEFORE DELETE OR UPDATE OF name ON dedup.models
     FOR EACH ROW EXECUTE FUNCTION dedup._models_in_use();
 

@@ -171,6 +171,10 @@ INSERT INTO rule_t VALUES (1, 'Курс доллара на Московской
                           (2, 'Курс доллара на Московской бирже вырос до 92 рублей после решения ЦБ.', 'threshold');
 SELECT id, duplicate_of FROM rule_t ORDER BY id;
 SELECT a, b FROM dedup.pairs('rule_t', 'threshold');
+-- Deleting a stored model warns while tables pick models per row: rows that name
+-- it are refused from then on.
+SELECT dedup.import_model(dedup.export_model('default') || '{"name": "rule_m"}');
+DELETE FROM dedup.models WHERE name = 'rule_m';
 SELECT dedup.disable('rule_t');
 DROP TABLE rule_t;
 CREATE TABLE act_t (id int PRIMARY KEY, body text);
