@@ -1383,10 +1383,15 @@ BEGIN
         -- change is refused.
         BEGIN
             EXECUTE want;
-        EXCEPTION WHEN OTHERS THEN
+        EXCEPTION WHEN data_exception THEN
             RAISE EXCEPTION 'cannot change the type of the key of table %: its duplicate_of holds keys that do not fit the new type', r.tbl
                 USING ERRCODE = 'feature_not_supported', DETAIL = SQLERRM,
                       HINT = format('call dedup.disable(%L), change the key, and dedup.enable the table again', r.tbl::text);
+        WHEN lock_not_available OR deadlock_detected OR serialization_failure OR query_canceled THEN
+            RAISE;
+        WHEN OTHERS THEN
+            RAISE WARNING 'duplicate_of of table % keeps the key''s old type: %', r.tbl, SQLERRM
+                USING HINT = format('run %s, or dedup.disable and dedup.enable the table', want);
         END;
     END LOOP;
 END $$;
@@ -1482,7 +1487,9 @@ SELECT m.name, m.collection, m.features, m.kernel, m.metrics, m.version, m.train
 FROM dedup.models m
 WHERE m.name = 'default'
    OR pg_catalog.has_table_privilege('dedup.term_stats', 'SELECT')
-   OR (m.collection <> 'default' AND dedup._may_read_collection(m.collection));
+   -- A model whose collection is gone is the configuration roles' (as using it is).
+   OR (EXISTS (SELECT 1 FROM dedup.collections c WHERE c.name = m.collection)
+       AND dedup._may_read_collection(m.collection));
 COMMENT ON VIEW dedup.available_models IS
     'The stored models the caller may use: a model stored as default, those of a collection it may read, every one with the configuration rights (the built-in default and the threshold rule are not stored)';
 

@@ -1628,10 +1628,15 @@ BEGIN
         -- change is refused.
         BEGIN
             EXECUTE want;
-        EXCEPTION WHEN OTHERS THEN
+        EXCEPTION WHEN data_exception THEN
             RAISE EXCEPTION 'cannot change the type of the key of table %: its duplicate_of holds keys that do not fit the new type', r.tbl
                 USING ERRCODE = 'feature_not_supported', DETAIL = SQLERRM,
                       HINT = format('call dedup.disable(%L), change the key, and dedup.enable the table again', r.tbl::text);
+        WHEN lock_not_available OR deadlock_detected OR serialization_failure OR query_canceled THEN
+            RAISE;
+        WHEN OTHERS THEN
+            RAISE WARNING 'duplicate_of of table % keeps the key''s old type: %', r.tbl, SQLERRM
+                USING HINT = format('run %s, or dedup.disable and dedup.enable the table', want);
         END;
     END LOOP;
 END $$;
@@ -1697,7 +1702,9 @@ SELECT m.name, m.collection, m.features, m.kernel, m.metrics, m.version, m.train
 FROM dedup.models m
 WHERE m.name = 'default'
    OR pg_catalog.has_table_privilege('dedup.term_stats', 'SELECT')
-   OR (m.collection <> 'default' AND dedup._may_read_collection(m.collection));
+   -- A model whose collection is gone is the configuration roles' (as using it is).
+   OR (EXISTS (SELECT 1 FROM dedup.collections c WHERE c.name = m.collection)
+       AND dedup._may_read_collection(m.collection));
 COMMENT ON VIEW dedup.available_models IS
     'The stored models the caller may use: a model stored as default, those of a collection it may read, every one with the configuration rights (the built-in default and the threshold rule are not stored)';
 GRANT SELECT ON dedup.available_models TO PUBLIC;
@@ -1973,7 +1980,8 @@ END $$;
 -- Rights on the extension's tables: 0.1.0 needed them for a table owner's
 -- dedup.enable, and a DBA may have granted them to application roles. In 0.2.0
 -- they are the configuration rights (every collection's words, every enabled
--- table's settings, the models' weights): say which roles hold them.
+-- table's settings, the models' weights): say which roles hold them. (SELECT on
+-- the three tables PUBLIC reads in 0.2.0 is no such right.)
 DO $$
 DECLARE
     holders text;
@@ -1981,7 +1989,10 @@ BEGIN
     SELECT pg_catalog.string_agg(DISTINCT e.grantee::pg_catalog.regrole::text, ', ') INTO holders
     FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) AS e
     WHERE c.relnamespace = 'dedup'::pg_catalog.regnamespace AND c.relkind IN ('r', 'p', 'S')
-      AND e.grantee <> 0 AND e.grantee <> c.relowner;
+      AND e.grantee <> 0 AND e.grantee <> c.relowner
+      AND NOT (e.privilege_type = 'SELECT'
+               AND c.oid IN ('dedup.enabled_tables'::pg_catalog.regclass, 'dedup.collections'::pg_catalog.regclass,
+                             'dedup.collection_tables'::pg_catalog.regclass));
     IF holders IS NOT NULL THEN
         RAISE WARNING 'roles % hold rights on pg_dedup''s tables, which 0.1.0''s dedup.enable needed: in 0.2.0 they are the configuration rights', holders
             USING HINT = 'revoke them from roles that only own, write or read tables (README, Upgrade): REVOKE ALL ON ALL TABLES IN SCHEMA dedup FROM role; REVOKE ALL ON ALL SEQUENCES IN SCHEMA dedup FROM role';
@@ -1992,16 +2003,46 @@ END $$;
 -- list as the extension's initial privileges, the grants a DBA made before the
 -- update included, and pg_dump leaves initial privileges out: a dump of the
 -- database would lose them. The initial privileges keep what the extension
--- itself gives (its owner's, PUBLIC's), as a fresh install records them.
-UPDATE pg_catalog.pg_init_privs ip
-   SET initprivs = ARRAY(SELECT a FROM pg_catalog.unnest(ip.initprivs) AS a
-                         WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.aclexplode(ARRAY[a]) AS e
-                                           WHERE e.grantee <> 0 AND e.grantee <> e.grantor))
- WHERE ip.privtype = 'e'
-   AND (EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
-                WHERE d.classid = ip.classoid AND d.objid = ip.objoid AND d.deptype = 'e'
-                  AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
-                  AND d.refobjid = (SELECT x.oid FROM pg_catalog.pg_extension x WHERE x.extname = 'pg_dedup'))
-        -- The schema, which CREATE EXTENSION made and which is no member.
-        OR (ip.classoid = 'pg_catalog.pg_namespace'::pg_catalog.regclass
-            AND ip.objoid = 'dedup'::pg_catalog.regnamespace));
+-- itself gives (its owner's, PUBLIC's), as a fresh install records them; an entry
+-- left with nothing (a column's) goes. From PostgreSQL 17 each role named in
+-- initial privileges is also a shared dependency ('i'): those of the roles
+-- taken out go with them, or the roles could not be dropped.
+DO $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT ip.classoid, ip.objoid, ip.objsubid,
+               ARRAY(SELECT a FROM pg_catalog.unnest(ip.initprivs) AS a
+                     WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.aclexplode(ARRAY[a]) AS e
+                                       WHERE e.grantee <> 0 AND e.grantee <> e.grantor)) AS kept,
+               ARRAY(SELECT DISTINCT e.grantee FROM pg_catalog.aclexplode(ip.initprivs) AS e
+                     WHERE e.grantee <> 0 AND e.grantee <> e.grantor) AS dropped
+        FROM pg_catalog.pg_init_privs ip
+        WHERE ip.privtype = 'e'
+          AND (EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+                       WHERE d.classid = ip.classoid AND d.objid = ip.objoid AND d.deptype = 'e'
+                         AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                         AND d.refobjid = (SELECT x.oid FROM pg_catalog.pg_extension x WHERE x.extname = 'pg_dedup'))
+               -- The schema, which CREATE EXTENSION made and which is no member.
+               OR (ip.classoid = 'pg_catalog.pg_namespace'::pg_catalog.regclass
+                   AND ip.objoid = 'dedup'::pg_catalog.regnamespace))
+          AND EXISTS (SELECT 1 FROM pg_catalog.aclexplode(ip.initprivs) AS e
+                      WHERE e.grantee <> 0 AND e.grantee <> e.grantor)
+    LOOP
+        IF pg_catalog.cardinality(r.kept) > 0 THEN
+            UPDATE pg_catalog.pg_init_privs ip SET initprivs = r.kept
+            WHERE ip.classoid = r.classoid AND ip.objoid = r.objoid AND ip.objsubid = r.objsubid AND ip.privtype = 'e';
+        ELSE
+            DELETE FROM pg_catalog.pg_init_privs ip
+            WHERE ip.classoid = r.classoid AND ip.objoid = r.objoid AND ip.objsubid = r.objsubid AND ip.privtype = 'e';
+        END IF;
+        IF pg_catalog.current_setting('server_version_num')::int >= 170000 THEN
+            DELETE FROM pg_catalog.pg_shdepend d
+            WHERE d.dbid = (SELECT b.oid FROM pg_catalog.pg_database b WHERE b.datname = pg_catalog.current_database())
+              AND d.classid = r.classoid AND d.objid = r.objoid AND d.objsubid = r.objsubid
+              AND d.refclassid = 'pg_catalog.pg_authid'::pg_catalog.regclass AND d.deptype = 'i'
+              AND d.refobjid = ANY (r.dropped);
+        END IF;
+    END LOOP;
+END $$;

@@ -410,10 +410,11 @@ impl FromDatum for JsonArg {
 fn json_reason(e: &serde_json::Error, text: &str) -> String {
     let full = e.to_string().to_lowercase();
     let reason = full.split(" at line ").next().unwrap_or(&full);
-    let end = text
-        .char_indices()
-        .nth(e.column())
-        .map_or(text.len(), |(i, _)| i);
+    // serde counts the column in bytes, from 1.
+    let mut end = e.column().min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
     // The value serde stopped in starts after the last delimiter before `end`.
     let token = text[..end].rfind([':', ',', '[', '{']).map_or(0, |i| i + 1);
     let start = text[..token]

@@ -43,18 +43,24 @@ UPDATE dedup.collections SET options = '{}' WHERE name = 'upnews';"
 # enable needed): the update warns that it is the configuration rights now, and a
 # dump of the database keeps it (the update's own GRANTs must not make it part of
 # the extension's initial privileges, which pg_dump leaves out).
-dba=dedup_up_dba
+dba=dedup_up_dba dump=$(mktemp)
 q postgres -c "DROP ROLE IF EXISTS $dba" -c "CREATE ROLE $dba" >/dev/null
-q pg_dedup_up_old -c "GRANT USAGE ON SCHEMA dedup TO $dba" -c "GRANT SELECT, INSERT ON dedup.models TO $dba"
+q pg_dedup_up_old -c "GRANT USAGE ON SCHEMA dedup TO $dba" -c "GRANT SELECT, INSERT ON dedup.models TO $dba" \
+  -c "GRANT SELECT (source) ON dedup.sources TO $dba"
 out=$(q pg_dedup_up_old -c "ALTER EXTENSION pg_dedup UPDATE" 2>&1)
 echo "$out" | grep -q "roles $dba hold rights on pg_dedup's tables" || { echo "no warning about $dba's rights: $out"; exit 1; }
 kept=$(q pg_dedup_up_old -c "SELECT has_table_privilege('$dba', 'dedup.models', 'INSERT'),
   (SELECT count(*) FROM pg_init_privs ip, aclexplode(ip.initprivs) e WHERE e.grantee = '$dba'::regrole)")
 [ "$kept" = "t|0" ] || { echo "after the update: INSERT on dedup.models, initial privileges naming $dba: $kept"; exit 1; }
 sudo -u postgres "$("${PG_CONFIG:-/usr/bin/pg_config}" --bindir)/pg_dump" -s "${args[@]}" -d pg_dedup_up_old \
-  | grep -q "GRANT SELECT,INSERT ON TABLE dedup.models TO $dba" || { echo "pg_dump lost the grant to $dba"; exit 1; }
+  > "$dump"
+dumped=$(grep -c -e "GRANT SELECT,INSERT ON TABLE dedup.models TO $dba" -e "GRANT SELECT(source) ON TABLE dedup.sources TO $dba" \
+  "$dump" || true)
+rm -f "$dump"
+[ "$dumped" = 2 ] || { echo "pg_dump lost a grant to $dba ($dumped of 2 in the dump)"; exit 1; }
 echo "a grant made under 0.1.0 is warned about, kept, and dumped after the update"
-q pg_dedup_up_old -c "REVOKE ALL ON dedup.models FROM $dba" -c "REVOKE USAGE ON SCHEMA dedup FROM $dba"
+q pg_dedup_up_old -c "REVOKE ALL ON dedup.models FROM $dba" -c "REVOKE SELECT (source) ON dedup.sources FROM $dba" \
+  -c "REVOKE USAGE ON SCHEMA dedup FROM $dba"
 q pg_dedup_up_new -c "CREATE EXTENSION pg_dedup"
 setup pg_dedup_up_new "CREATE TABLE upnews (id bigint PRIMARY KEY, body text);
 SELECT dedup.create_collection('upnews', k1 => 1.2,

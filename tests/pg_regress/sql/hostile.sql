@@ -83,6 +83,7 @@ DROP TABLE long_text;
 SELECT err($$SELECT dedup.create_collection('hostile_json', options => '{"k": 1e400}')$$);
 SELECT err($$SELECT dedup.import_model(('{"a": ' || repeat('[', 200) || repeat(']', 200) || '}')::jsonb)$$);
 SELECT err($$SELECT dedup.train('m', 'hostile_json', 'SELECT 1', options => '{"folds": 1e400}')$$);
+SELECT err($$SELECT dedup.create_collection('hostile_json', options => '{"a": "заголовок и длинный текст", "k": 1e400, "z": 1}')$$);
 -- A NULL table where other arguments may be NULL: 22004.
 SELECT err($$SELECT * FROM dedup.pairs(NULL)$$);
 SELECT err($$SELECT * FROM dedup.groups(NULL)$$);

@@ -886,6 +886,13 @@ SELECT model, action FROM dedup.enabled_tables WHERE tbl = 'sec_kept2'::regclass
 -- the model of its table's collection (and no weights); once the collection reads
 -- no table, only the configuration roles do.
 SELECT name, collection, kernel, version FROM dedup.available_models WHERE name LIKE 'sec_kept2%';
+RESET ROLE;
+CREATE ROLE sec_kept_stranger;
+SET ROLE sec_kept_stranger;
+SELECT count(*) AS listed_for_a_stranger FROM dedup.available_models WHERE name LIKE 'sec_kept2%';
+RESET ROLE;
+DROP ROLE sec_kept_stranger;
+SET ROLE sec_kept_owner;
 SELECT dedup.disable('sec_kept2');
 SELECT count(*) AS listed FROM dedup.available_models WHERE name LIKE 'sec_kept2%';
 SELECT err($$SELECT dedup.enable('sec_kept2', 'body')$$);
