@@ -656,12 +656,65 @@ COMMENT ON FUNCTION dedup._citus_distributed(regclass) IS
 -- trigger on every shard on every worker reads the same configuration, models and
 -- statistics, and its changes reach all of them in one transaction. Done once, by
 -- the first dedup.enable of a distributed table.
+-- Citus copies a table's rows to new copies as they are stored, and a regclass
+-- or regtype is stored as an OID, which means another table (or none) on another
+-- node: the rows of the extension's tables that name tables are put back one by
+-- one, by name, which each node reads as its own table's OID. make_reference:
+-- the table becomes a reference table in between (dedup._citus_catalog);
+-- without it the rows are written again on every node (dedup.citus_resync).
+CREATE FUNCTION dedup._citus_named_rows(t regclass, make_reference boolean) RETURNS void
+VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp SET citus.enable_unsafe_triggers = on
+LANGUAGE plpgsql AS $$
+DECLARE
+    r record;
+BEGIN
+    IF t = 'dedup.enabled_tables'::regclass THEN
+        CREATE TEMP TABLE _dedup_named ON COMMIT DROP AS SELECT * FROM dedup.enabled_tables;
+        DELETE FROM dedup.enabled_tables;
+        IF make_reference THEN
+            PERFORM create_reference_table(t);
+        END IF;
+        FOR r IN SELECT * FROM _dedup_named LOOP
+            INSERT INTO dedup.enabled_tables (tbl, collection_id, created_collection, body_column, title_column,
+                published_at_column, source_column, model, action, model_column, key_column, enabled_at,
+                key_type, time_window)
+            VALUES (r.tbl, r.collection_id, r.created_collection, r.body_column, r.title_column,
+                r.published_at_column, r.source_column, r.model, r.action, r.model_column, r.key_column,
+                r.enabled_at, r.key_type, r.time_window);
+        END LOOP;
+    ELSIF t = 'dedup.collection_tables'::regclass THEN
+        CREATE TEMP TABLE _dedup_named ON COMMIT DROP AS SELECT * FROM dedup.collection_tables;
+        DELETE FROM dedup.collection_tables;
+        IF make_reference THEN
+            PERFORM create_reference_table(t);
+        END IF;
+        FOR r IN SELECT * FROM _dedup_named LOOP
+            INSERT INTO dedup.collection_tables (collection_id, tbl, doc_column, sig_column)
+            VALUES (r.collection_id, r.tbl, r.doc_column, r.sig_column);
+        END LOOP;
+    ELSIF t = 'dedup.rejected'::regclass THEN
+        CREATE TEMP TABLE _dedup_named ON COMMIT DROP AS SELECT * FROM dedup.rejected;
+        DELETE FROM dedup.rejected;
+        IF make_reference THEN
+            PERFORM create_reference_table(t);
+        END IF;
+        FOR r IN SELECT * FROM _dedup_named LOOP
+            INSERT INTO dedup.rejected (id, tbl, row_data, original_key, verdict, score, rejected_at)
+            VALUES (r.id, r.tbl, r.row_data, r.original_key, r.verdict, r.score, r.rejected_at);
+        END LOOP;
+    ELSE
+        RAISE EXCEPTION 'table % names no table', t USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    DROP TABLE _dedup_named;
+END $$;
+COMMENT ON FUNCTION dedup._citus_named_rows(regclass, boolean) IS
+    'Writes the rows of a pg_dedup table that name tables again, by name, so that every Citus node''s copy names its own tables';
+
 CREATE FUNCTION dedup._citus_catalog() RETURNS void
 VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp SET citus.enable_unsafe_triggers = on
 LANGUAGE plpgsql AS $$
 DECLARE
     t regclass;
-    r record;
 BEGIN
     -- The copies on the workers name the enabled tables, which must exist there.
     SELECT e.tbl INTO t FROM dedup.enabled_tables e WHERE NOT dedup._citus_distributed(e.tbl) LIMIT 1;
@@ -670,44 +723,12 @@ BEGIN
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'on Citus every enabled table is a distributed table: distribute it with dedup.distribute, or disable it';
     END IF;
-    -- Citus copies a table's rows to the new copies as they are stored, and a
-    -- regclass is stored as an OID, which means another table (or none) on another
-    -- node: the rows that name tables are put back after, one by one, by name.
     FOREACH t IN ARRAY ARRAY['dedup.collections', 'dedup.collection_stats', 'dedup.term_stats',
                              'dedup.term_stats_pending', 'dedup.collection_tables', 'dedup.enabled_tables',
                              'dedup.models', 'dedup.sources', 'dedup.rejected']::regclass[] LOOP
         CONTINUE WHEN dedup._citus_distributed(t);
-        IF t = 'dedup.enabled_tables'::regclass THEN
-            CREATE TEMP TABLE _dedup_named ON COMMIT DROP AS SELECT * FROM dedup.enabled_tables;
-            DELETE FROM dedup.enabled_tables;
-            PERFORM create_reference_table(t);
-            FOR r IN SELECT * FROM _dedup_named LOOP
-                INSERT INTO dedup.enabled_tables (tbl, collection_id, created_collection, body_column, title_column,
-                    published_at_column, source_column, model, action, model_column, key_column, enabled_at,
-                    key_type, time_window)
-                VALUES (r.tbl, r.collection_id, r.created_collection, r.body_column, r.title_column,
-                    r.published_at_column, r.source_column, r.model, r.action, r.model_column, r.key_column,
-                    r.enabled_at, r.key_type, r.time_window);
-            END LOOP;
-            DROP TABLE _dedup_named;
-        ELSIF t = 'dedup.collection_tables'::regclass THEN
-            CREATE TEMP TABLE _dedup_named ON COMMIT DROP AS SELECT * FROM dedup.collection_tables;
-            DELETE FROM dedup.collection_tables;
-            PERFORM create_reference_table(t);
-            FOR r IN SELECT * FROM _dedup_named LOOP
-                INSERT INTO dedup.collection_tables (collection_id, tbl, doc_column, sig_column)
-                VALUES (r.collection_id, r.tbl, r.doc_column, r.sig_column);
-            END LOOP;
-            DROP TABLE _dedup_named;
-        ELSIF t = 'dedup.rejected'::regclass THEN
-            CREATE TEMP TABLE _dedup_named ON COMMIT DROP AS SELECT * FROM dedup.rejected;
-            DELETE FROM dedup.rejected;
-            PERFORM create_reference_table(t);
-            FOR r IN SELECT * FROM _dedup_named LOOP
-                INSERT INTO dedup.rejected (id, tbl, row_data, original_key, verdict, score, rejected_at)
-                VALUES (r.id, r.tbl, r.row_data, r.original_key, r.verdict, r.score, r.rejected_at);
-            END LOOP;
-            DROP TABLE _dedup_named;
+        IF t IN ('dedup.enabled_tables'::regclass, 'dedup.collection_tables'::regclass, 'dedup.rejected'::regclass) THEN
+            PERFORM dedup._citus_named_rows(t, true);
         ELSE
             EXECUTE 'SELECT create_reference_table($1)' USING t;
         END IF;
@@ -740,6 +761,31 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION dedup.distribute(regclass, name) IS
     'Makes an enabled table a Citus distributed table (hash-distributed by distribution_column), keeping what pg_dedup stored';
+
+-- A worker added to the cluster after tables were enabled gets copies of the
+-- extension's tables that name the coordinator's table OIDs (Citus copies the
+-- rows as stored): the rows that name tables are written again, by name, on every
+-- node. The configuration rights (it rewrites the extension's tables).
+CREATE FUNCTION dedup.citus_resync() RETURNS void
+VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+DECLARE
+    t regclass;
+BEGIN
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
+        RAISE EXCEPTION 'the citus extension is not installed in this database' USING ERRCODE = 'undefined_object';
+    END IF;
+    IF NOT pg_catalog.has_table_privilege('dedup.enabled_tables', 'INSERT, DELETE') THEN
+        RAISE EXCEPTION 'permission denied for dedup.citus_resync' USING ERRCODE = 'insufficient_privilege',
+            HINT = 'it rewrites the extension''s tables: it needs the configuration rights (README, Security)';
+    END IF;
+    FOREACH t IN ARRAY ARRAY['dedup.collection_tables', 'dedup.enabled_tables', 'dedup.rejected']::regclass[] LOOP
+        IF dedup._citus_distributed(t) THEN
+            PERFORM dedup._citus_named_rows(t, false);
+        END IF;
+    END LOOP;
+END $$;
+COMMENT ON FUNCTION dedup.citus_resync() IS
+    'On Citus, after adding a worker: writes the extension''s rows that name tables again on every node, by name';
 
 DROP FUNCTION dedup.enable(regclass, name, name, name, name, text, text, text, name);
 -- The name <table><suffix> in the table's schema, or <table><suffix>1, 2, ... when
@@ -957,6 +1003,17 @@ BEGIN
     -- A Citus distributed table: the extension's tables become reference tables,
     -- so that the trigger on every shard reads and writes the same ones.
     distributed := dedup._citus_distributed(tbl);
+    -- A reference table is written on every node in one statement, which the
+    -- statistics writes cannot follow (0A000 at every insert): refused here.
+    IF distributed THEN
+        EXECUTE 'SELECT p.partmethod = ''n'' FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = $1'
+            INTO other_rows USING tbl;
+        IF other_rows THEN
+            RAISE EXCEPTION 'table % is a Citus reference table', tbl
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'enable a hash-distributed table (create_distributed_table), or a table of a database without Citus';
+        END IF;
+    END IF;
     IF NOT distributed AND dedup._citus_distributed('dedup.enabled_tables') THEN
         RAISE EXCEPTION 'table % is not distributed, and this database''s enabled tables are', tbl
             USING ERRCODE = 'feature_not_supported',

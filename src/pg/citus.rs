@@ -120,6 +120,29 @@ pub fn is_distributed(tbl: pg_sys::Oid) -> bool {
     })
 }
 
+/// Whether the extension's own tables are Citus reference tables here (the first
+/// `enable` of a distributed table made them so): every node then holds a copy
+/// that names the enabled tables.
+pub fn catalog_distributed() -> bool {
+    present() && is_distributed_name("dedup.enabled_tables")
+}
+
+/// Raises 55000 for a row that pg_dedup's trigger meets on `rel`, a table (or a
+/// shard of one) that this node's copy of the extension's tables does not name.
+pub fn raise_unregistered(rel: pg_sys::Oid) -> ! {
+    let tbl = logical_table(rel).unwrap_or(rel);
+    crate::pg::raise(crate::error::DedupError::NotEnabled {
+        msg: format!(
+            "table {} has pg_dedup's trigger and this node's copy of pg_dedup's tables does not name it",
+            lookup::relation_text(tbl).unwrap_or_default()
+        ),
+        hint: Some(
+            "a worker added after tables were enabled holds the coordinator's table OIDs: run SELECT dedup.citus_resync() on the coordinator; a table Citus made anew (alter_distributed_table, undistribute_table) is no longer enabled: drop its dedup_* triggers (docs/scale-out.md)"
+                .into(),
+        ),
+    })
+}
+
 /// Whether the table named `name` is a Citus distributed or reference table.
 pub fn is_distributed_name(name: &str) -> bool {
     present()

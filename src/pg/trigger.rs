@@ -357,6 +357,13 @@ fn row_trigger<'a>(
     // The extension's own tables are read and written with its owner's rights
     // (src/pg/privilege.rs): the writer needs no rights on them.
     let Some(cfg) = ingest::enabled_table(tbl) else {
+        // On Citus, where every node holds a copy of the extension's tables, a
+        // trigger on a table that copy does not name means the copy is wrong (a
+        // node added after enable got the tables' OIDs of the coordinator) or
+        // the table was made anew by Citus: the row would go in unchecked.
+        if crate::pg::citus::catalog_distributed() {
+            crate::pg::citus::raise_unregistered(tbl);
+        }
         statement::row_returned(tbl, false);
         return Ok(Some(unchanged()));
     };

@@ -18,6 +18,7 @@ SELECT err($$SELECT dedup.enable('news', 'body', model => 'nope')$$);
 SELECT err($$SELECT dedup.enable('news', 'body', action => 'drop')$$);
 SELECT err($$SELECT dedup.enable('news', 'body', title => 'body')$$);
 SELECT err($$SELECT dedup.enable('news', 'body', title => 'src', source => 'src')$$);
+SELECT err($$SELECT dedup.citus_resync()$$);
 CREATE TABLE has_mark (id int PRIMARY KEY, body text, duplicate_of int, bin bytea);
 SELECT err($$SELECT dedup.enable('has_mark', 'body')$$);
 ALTER TABLE has_mark RENAME duplicate_of TO my_mark;
