@@ -269,6 +269,24 @@ fn clear_caches(terms: bool) {
     }
 }
 
+/// Puts both document caches under `budget` (`dedup.document_cache_size`, read
+/// per call): a session that lowers the setting gets the memory back at its next
+/// insert, to the operating system too when the caches shrank by
+/// [`RELEASE_AFTER_BYTES`] or more (an audit's backend kept 49 MB after `SET
+/// dedup.document_cache_size = 0`: the sketches were not looked at with no budget).
+fn apply_document_budget(budget: usize) {
+    let total = || DOCS.with(|d| d.borrow().total()) + SKETCHES.with(|s| s.borrow().total());
+    let before = total();
+    if before <= budget {
+        return;
+    }
+    DOCS.with(|d| d.borrow_mut().set_budget(budget));
+    SKETCHES.with(|s| s.borrow_mut().set_budget(budget));
+    if before.saturating_sub(total()) >= RELEASE_AFTER_BYTES {
+        crate::release_freed_memory();
+    }
+}
+
 /// Cleared caches at least this large (terms, or weighed documents' bytes) have
 /// their memory returned at once (see [`clear_caches`]).
 const RELEASE_AFTER_TERMS: usize = 100_000;
@@ -719,6 +737,7 @@ impl<'c> Weigher<'c> {
     ) -> Vec<Result<Rc<Weighed>, Rc<Sketched>>> {
         use crate::pg::OrRaise;
         let budget = crate::gucs::document_cache_bytes();
+        apply_document_budget(budget);
         let mut out: Vec<Option<Result<Rc<Weighed>, Rc<Sketched>>>> = vec![None; docs.len()];
         let mut todo: Vec<(usize, Option<DocKey>, Document)> = Vec::with_capacity(docs.len());
         DOCS.with(|cell| {
