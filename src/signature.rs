@@ -842,6 +842,54 @@ pub fn signature(doc: &Document, weights: &[f64], opts: &SignatureOptions) -> Si
     }
 }
 
+/// The keys of `sig` (built by [`signature`] from `doc` and `weights`) whose locks
+/// a writer takes so that two near-identical texts are never judged at once
+/// (`pg::keylocks`). Under `topwords` the `min_shared - 1` lightest word keys are
+/// left out: a word in most of the collection's texts (a channel's footer in a
+/// short post) is light, and locked it made every insert that carries it wait its
+/// turn. Two texts that are candidates share at least `min_shared` keys; ordered
+/// by weight the same way (near-identical texts weigh their words alike), the
+/// heaviest shared key is outside both texts' lightest `min_shared - 1`, so they
+/// still share a locked key; the set and exact-copy keys are always locked. Other
+/// schemes pair texts on one shared key: every key is locked.
+pub fn lock_keys(
+    doc: &Document,
+    weights: &[f64],
+    opts: &SignatureOptions,
+    sig: &Signature,
+    min_shared: usize,
+) -> Vec<u32> {
+    let skip = min_shared.saturating_sub(1);
+    if opts.scheme != Scheme::Topwords || skip == 0 {
+        return sig.keys.clone();
+    }
+    let w: Vec<f64> = (0..doc.terms.len())
+        .map(|i| weight_at(weights, i))
+        .collect();
+    let mut words: Vec<(f64, u32)> = ranked(doc, &w)
+        .into_iter()
+        .take(opts.topwords.min(*LIST_RANGE.end()))
+        .map(|i| (w[i], crc32fast::hash(doc.terms[i].term.as_bytes())))
+        .collect();
+    // Lightest first, ties by key: the same order for the same weights.
+    words.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let left_out: Vec<u32> = words.iter().take(skip).map(|&(_, k)| k).collect();
+    // A word key that is also another kind of key (a CRC32 collision) stays.
+    let other: Vec<u32> = {
+        let word_keys: Vec<u32> = words.iter().map(|&(_, k)| k).collect();
+        sig.keys
+            .iter()
+            .copied()
+            .filter(|k| !word_keys.contains(k))
+            .collect()
+    };
+    sig.keys
+        .iter()
+        .copied()
+        .filter(|k| !left_out.contains(k) || other.contains(k))
+        .collect()
+}
+
 // ---------------------------------------------------------------------------
 // GIN support
 // ---------------------------------------------------------------------------
@@ -1996,6 +2044,87 @@ mod tests {
 #[cfg(test)]
 mod scheme_tests {
     use super::*;
+    use crate::document::TermFreq;
+
+    fn doc_of(words: &[&str]) -> Document {
+        let mut names: Vec<&str> = words.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        Document {
+            terms: names
+                .iter()
+                .map(|t| TermFreq {
+                    term: (*t).into(),
+                    tf: 1,
+                })
+                .collect(),
+            fingerprint: 7,
+            ..Document::default()
+        }
+    }
+
+    fn topwords(pad: usize) -> SignatureOptions {
+        SignatureOptions {
+            scheme: Scheme::Topwords,
+            topwords: 16,
+            pad_to: pad,
+            ..SignatureOptions::default()
+        }
+    }
+
+    #[test]
+    fn lock_keys_leave_out_the_lightest_words_only() {
+        let d = doc_of(&["alpha", "bravo", "charlie", "delta", "echo", "footer"]);
+        // footer lightest, then echo, delta; alpha heaviest.
+        let w = [6.0, 5.0, 4.0, 3.0, 2.0, 0.5];
+        let opts = topwords(4);
+        let sig = signature(&d, &w, &opts);
+        let locked = lock_keys(&d, &w, &opts, &sig, 4);
+        let key = |t: &str| crc32fast::hash(t.as_bytes());
+        for t in ["footer", "echo", "delta"] {
+            assert!(!locked.contains(&key(t)), "{t}");
+        }
+        for t in ["alpha", "bravo", "charlie"] {
+            assert!(locked.contains(&key(t)), "{t}");
+        }
+        // Every other key (the exact-copy keys) is locked.
+        assert_eq!(locked.len(), sig.keys.len() - 3);
+        assert!(locked.iter().all(|k| sig.keys.contains(k)));
+        // min_shared 1, and the other schemes: every key.
+        assert_eq!(lock_keys(&d, &w, &opts, &sig, 1), sig.keys);
+        let im = SignatureOptions {
+            scheme: Scheme::Imatch,
+            ..SignatureOptions::default()
+        };
+        let sim = signature(&d, &w, &im);
+        assert_eq!(lock_keys(&d, &w, &im, &sim, 4), sim.keys);
+    }
+
+    #[test]
+    fn candidates_share_a_locked_key() {
+        // Two texts weighed alike that share exactly min_shared word keys, and
+        // whose other words are lighter or heavier: a shared key stays locked in both.
+        let a = doc_of(&["s1", "s2", "s3", "s4", "a1", "a2", "a3"]);
+        let b = doc_of(&["s1", "s2", "s3", "s4", "b1", "b2", "b3"]);
+        let wa: Vec<f64> = a
+            .terms
+            .iter()
+            .map(|t| if t.term.starts_with('s') { 1.0 } else { 0.1 })
+            .collect();
+        let wb: Vec<f64> = b
+            .terms
+            .iter()
+            .map(|t| if t.term.starts_with('s') { 1.0 } else { 9.0 })
+            .collect();
+        let mut opts = topwords(0);
+        opts.topwords = 16;
+        let (sa, sb) = (signature(&a, &wa, &opts), signature(&b, &wb, &opts));
+        let (la, lb) = (
+            lock_keys(&a, &wa, &opts, &sa, 4),
+            lock_keys(&b, &wb, &opts, &sb, 4),
+        );
+        assert!(la.iter().any(|k| lb.contains(k)));
+    }
 
     #[test]
     fn two_schemes_share_nothing() {

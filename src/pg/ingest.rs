@@ -873,6 +873,14 @@ pub fn check(
     let (new, new_read_at) = weigher.weigh_read_at(doc);
     let new = models::with_authority(new, &auth);
     let sig = crate::signature::signature(new.doc(), &new.w.body, &opts);
+    // The keys locked while the row is judged: all but the lightest words.
+    let lock_keys = crate::signature::lock_keys(
+        new.doc(),
+        &new.w.body,
+        &opts,
+        &sig,
+        cfg.coll.limits.min_shared_keys,
+    );
     let bounded = model
         .as_deref()
         .is_none_or(|m| m.model.kernel == crate::svm::Kernel::Linear);
@@ -890,7 +898,7 @@ pub fn check(
         // connections Citus opens for one statement, one per shard, would wait for
         // each other's (a distributed deadlock). See docs/scale-out.md.
         if commit && !cfg.distributed {
-            keylocks::lock_row(cfg.coll.id, &sig.keys, cfg.scan.is_some());
+            keylocks::lock_row(cfg.coll.id, &lock_keys, cfg.scan.is_some());
         }
         let cands = find_candidates(
             cfg,
