@@ -127,30 +127,28 @@ fn set_collection_options(collection: &str, options: JsonArg) -> JsonB {
         _ => serde_json::Map::new(),
     };
     for (k, v) in changes {
-        if !crate::limits::KEYS.contains(&k.as_str())
-            && !crate::signature::KEYS.contains(&k.as_str())
-        {
-            raise(DedupError::InvalidParameter {
-                msg: format!(
-                    "unknown collection option \"{}\"",
-                    crate::error::excerpt(&k)
-                ),
-                hint: Some(format!(
-                    "the options an existing collection changes are {}",
-                    crate::limits::KEYS.join(", ")
-                )),
-            });
-        }
         if !crate::limits::KEYS.contains(&k.as_str()) {
+            let changeable = crate::limits::KEYS.join(", ");
+            let (msg, hint) = if crate::signature::KEYS.contains(&k.as_str()) {
+                (
+                    format!(
+                        "option \"{}\" cannot be changed on an existing collection",
+                        crate::error::excerpt(&k)
+                    ),
+                    format!("the options that can are {changeable}; signature options are set by dedup.create_collection"),
+                )
+            } else {
+                (
+                    format!(
+                        "unknown collection option \"{}\"",
+                        crate::error::excerpt(&k)
+                    ),
+                    format!("the options an existing collection changes are {changeable}"),
+                )
+            };
             raise(DedupError::InvalidParameter {
-                msg: format!(
-                    "option \"{}\" cannot be changed on an existing collection",
-                    crate::error::excerpt(&k)
-                ),
-                hint: Some(format!(
-                    "the options that can are {}; signature options are set by dedup.create_collection",
-                    crate::limits::KEYS.join(", ")
-                )),
+                msg,
+                hint: Some(hint),
             });
         }
         if v.is_null() {
