@@ -760,6 +760,12 @@ fn push_window_keys(
 /// `topwords` and `longest` to at most the ends of their ranges (a NaN
 /// `drop_fraction` drops every term, so the variants add nothing). Never panics.
 pub fn signature(doc: &Document, weights: &[f64], opts: &SignatureOptions) -> Signature {
+    build(doc, weights, opts).0
+}
+
+/// [`signature`], and under `topwords` its word keys with their weights.
+fn build(doc: &Document, weights: &[f64], opts: &SignatureOptions) -> (Signature, Vec<(f64, u32)>) {
+    let mut words: Vec<(f64, u32)> = Vec::new();
     let mut keys: Vec<u32> = match opts.scheme {
         Scheme::Imatch => {
             let mut k = imatch_keys(doc, weights, opts, true);
@@ -777,11 +783,12 @@ pub fn signature(doc: &Document, weights: &[f64], opts: &SignatureOptions) -> Si
             let w: Vec<f64> = (0..doc.terms.len())
                 .map(|i| weight_at(weights, i))
                 .collect();
-            let mut k: Vec<u32> = ranked(doc, &w)
+            words = ranked(doc, &w)
                 .into_iter()
                 .take(opts.topwords.min(*LIST_RANGE.end()))
-                .map(|i| crc32fast::hash(doc.terms[i].term.as_bytes()))
+                .map(|i| (w[i], crc32fast::hash(doc.terms[i].term.as_bytes())))
                 .collect();
+            let mut k: Vec<u32> = words.iter().map(|&(_, key)| key).collect();
             // A short text: keys of its whole term set make up the difference, so
             // two texts of the same few words share `pad_to` keys.
             if !doc.terms.is_empty() && k.len() < opts.pad_to {
@@ -836,58 +843,47 @@ pub fn signature(doc: &Document, weights: &[f64], opts: &SignatureOptions) -> Si
     };
     keys.sort_unstable();
     keys.dedup();
-    Signature {
-        scheme: opts.scheme,
-        keys,
-    }
+    (
+        Signature {
+            scheme: opts.scheme,
+            keys,
+        },
+        words,
+    )
 }
 
-/// The keys of `sig` (built by [`signature`] from `doc` and `weights`) whose locks
-/// a writer takes so that two near-identical texts are never judged at once
-/// (`pg::keylocks`). Under `topwords` the `min_shared - 1` lightest word keys are
-/// left out: a word in most of the collection's texts (a channel's footer in a
-/// short post) is light, and locked it made every insert that carries it wait its
-/// turn. Two texts that are candidates share at least `min_shared` keys; ordered
-/// by weight the same way (near-identical texts weigh their words alike), the
-/// heaviest shared key is outside both texts' lightest `min_shared - 1`, so they
-/// still share a locked key; the set and exact-copy keys are always locked. Other
-/// schemes pair texts on one shared key: every key is locked.
-pub fn lock_keys(
+/// [`signature`], and the keys of it whose locks a writer takes so that two
+/// near-identical texts are never judged at once (`pg::keylocks`). Under
+/// `topwords` the `min_shared - 1` lightest word keys are left out: a word in
+/// most of the collection's texts is light, and locked it made every insert that
+/// carries it wait its turn. Two texts that are candidates share at least
+/// `min_shared` keys; ordered by weight the same way (near-identical texts weigh
+/// their words alike), the heaviest shared key is outside both texts' lightest
+/// `min_shared - 1`, so they still share a locked key; the set and exact-copy
+/// keys are always locked. Other schemes pair texts on one shared key: every key
+/// is locked.
+pub fn signature_and_lock_keys(
     doc: &Document,
     weights: &[f64],
     opts: &SignatureOptions,
-    sig: &Signature,
     min_shared: usize,
-) -> Vec<u32> {
+) -> (Signature, Vec<u32>) {
+    let (sig, mut words) = build(doc, weights, opts);
     let skip = min_shared.saturating_sub(1);
-    if opts.scheme != Scheme::Topwords || skip == 0 {
-        return sig.keys.clone();
+    if words.is_empty() || skip == 0 {
+        let keys = sig.keys.clone();
+        return (sig, keys);
     }
-    let w: Vec<f64> = (0..doc.terms.len())
-        .map(|i| weight_at(weights, i))
-        .collect();
-    let mut words: Vec<(f64, u32)> = ranked(doc, &w)
-        .into_iter()
-        .take(opts.topwords.min(*LIST_RANGE.end()))
-        .map(|i| (w[i], crc32fast::hash(doc.terms[i].term.as_bytes())))
-        .collect();
     // Lightest first, ties by key: the same order for the same weights.
     words.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let left_out: Vec<u32> = words.iter().take(skip).map(|&(_, k)| k).collect();
-    // A word key that is also another kind of key (a CRC32 collision) stays.
-    let other: Vec<u32> = {
-        let word_keys: Vec<u32> = words.iter().map(|&(_, k)| k).collect();
-        sig.keys
-            .iter()
-            .copied()
-            .filter(|k| !word_keys.contains(k))
-            .collect()
-    };
-    sig.keys
+    let keys = sig
+        .keys
         .iter()
         .copied()
-        .filter(|k| !left_out.contains(k) || other.contains(k))
-        .collect()
+        .filter(|k| !left_out.contains(k))
+        .collect();
+    (sig, keys)
 }
 
 // ---------------------------------------------------------------------------
@@ -2078,8 +2074,7 @@ mod scheme_tests {
         // footer lightest, then echo, delta; alpha heaviest.
         let w = [6.0, 5.0, 4.0, 3.0, 2.0, 0.5];
         let opts = topwords(4);
-        let sig = signature(&d, &w, &opts);
-        let locked = lock_keys(&d, &w, &opts, &sig, 4);
+        let (sig, locked) = signature_and_lock_keys(&d, &w, &opts, 4);
         let key = |t: &str| crc32fast::hash(t.as_bytes());
         for t in ["footer", "echo", "delta"] {
             assert!(!locked.contains(&key(t)), "{t}");
@@ -2091,13 +2086,14 @@ mod scheme_tests {
         assert_eq!(locked.len(), sig.keys.len() - 3);
         assert!(locked.iter().all(|k| sig.keys.contains(k)));
         // min_shared 1, and the other schemes: every key.
-        assert_eq!(lock_keys(&d, &w, &opts, &sig, 1), sig.keys);
+        assert_eq!(signature_and_lock_keys(&d, &w, &opts, 1).1, sig.keys);
         let im = SignatureOptions {
             scheme: Scheme::Imatch,
             ..SignatureOptions::default()
         };
-        let sim = signature(&d, &w, &im);
-        assert_eq!(lock_keys(&d, &w, &im, &sim, 4), sim.keys);
+        let (sim, locked_im) = signature_and_lock_keys(&d, &w, &im, 4);
+        assert_eq!(locked_im, sim.keys);
+        assert_eq!(signature(&d, &w, &opts), sig);
     }
 
     #[test]
@@ -2118,10 +2114,9 @@ mod scheme_tests {
             .collect();
         let mut opts = topwords(0);
         opts.topwords = 16;
-        let (sa, sb) = (signature(&a, &wa, &opts), signature(&b, &wb, &opts));
         let (la, lb) = (
-            lock_keys(&a, &wa, &opts, &sa, 4),
-            lock_keys(&b, &wb, &opts, &sb, 4),
+            signature_and_lock_keys(&a, &wa, &opts, 4).1,
+            signature_and_lock_keys(&b, &wb, &opts, 4).1,
         );
         assert!(la.iter().any(|k| lb.contains(k)));
     }

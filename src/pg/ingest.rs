@@ -872,13 +872,12 @@ pub fn check(
     let auth = Authorities::cached(&cfg.coll);
     let (new, new_read_at) = weigher.weigh_read_at(doc);
     let new = models::with_authority(new, &auth);
-    let sig = crate::signature::signature(new.doc(), &new.w.body, &opts);
-    // The keys locked while the row is judged: all but the lightest words.
-    let lock_keys = crate::signature::lock_keys(
+    // The signature, and the keys locked while the row is judged (all but the
+    // lightest words).
+    let (sig, lock_keys) = crate::signature::signature_and_lock_keys(
         new.doc(),
         &new.w.body,
         &opts,
-        &sig,
         cfg.coll.limits.min_shared_keys,
     );
     let bounded = model

@@ -3,7 +3,7 @@
 //! would need.
 //!
 //! A writer takes an exclusive lock on each key of the new row's signature that
-//! `signature::lock_keys` keeps (under `topwords`, all but the lightest words) (in the
+//! `signature::signature_and_lock_keys` keeps (under `topwords`, all but the lightest words) (in the
 //! order of their lock tags), looks its candidates up with a *dirty* snapshot (rows of transactions
 //! still in progress included, as a unique index's check sees them), and keeps the
 //! locks only until its row is in the table and its index: they are released when
