@@ -118,6 +118,8 @@ COMMENT ON FUNCTION dedup._may_read_collection(text) IS
 COMMENT ON FUNCTION dedup._originals(oid, text) IS
     'Each row of an enabled table with the original it duplicates, as the trigger would mark it earliest first (enable''s backfill)';
 COMMENT ON FUNCTION dedup._pairs(oid, text) IS 'dedup.pairs by table OID';
+COMMENT ON FUNCTION dedup._detached_partitions() IS
+    'The tables the ALTER TABLE ... DETACH PARTITION being run detached, found by name when it started (for the event trigger at its end)';
 COMMENT ON FUNCTION dedup._recheck_partition(oid, text) IS
     'Checks the rows of a partition attached to an enabled table against the rest (ALTER TABLE ... ATTACH PARTITION)';
 COMMENT ON FUNCTION dedup._recompute(text, oid, text) IS

@@ -216,6 +216,11 @@ STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_recheck_partition_wrapper';
 
+CREATE  FUNCTION "_detached_partitions"() RETURNS oid[] /* alloc::vec::Vec<pgrx_pg_sys::submodules::oids::Oid> */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_detached_partitions_wrapper';
+
 CREATE  FUNCTION "_may_read_collection"(
 	"collection" TEXT /* & str */
 ) RETURNS bool /* bool */
@@ -458,6 +463,7 @@ DECLARE
     part regclass;
     root oid;
     detach_root oid;
+    detached oid[];
 BEGIN
     -- Temporary tables (a recompute's) are never partitions of an enabled table;
     -- the DDL a Citus coordinator runs on a worker (shards) never concerns one.
@@ -495,6 +501,8 @@ BEGIN
     WHERE dedup._partition_command(c.command) = 'detached'
       AND (x.tbl::oid = c.objid OR x.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(c.objid) a))
     LIMIT 1;
+    -- The tables the DETACH took (PostgreSQL names each), whoever owns them.
+    detached := dedup._detached_partitions();
     -- A partition that left: its table's owner must be the enabled table's (as
     -- ATTACH asks), so that a table of another role's, given the trigger by hand,
     -- takes no documents out of someone else's statistics.
@@ -518,9 +526,14 @@ BEGIN
         IF NOT EXISTS (SELECT 1 FROM dedup.enabled_tables x WHERE x.tbl::oid = root) THEN
             root := coalesce(detach_root, root);
         END IF;
-        -- Only a table whose owner may act as the enabled table's (as ATTACH asks)
-        -- loses the triggers: another role's table, given them by hand, keeps them.
-        CONTINUE WHEN NOT coalesce(pg_catalog.pg_has_role(
+        -- Only a table the DETACH took (or one below it), or one whose owner may act
+        -- as the enabled table's (as ATTACH asks), loses the triggers: another
+        -- role's table, given them by hand, keeps them. (ALTER TABLE ... OWNER TO
+        -- of a partitioned table leaves its partitions' owners as they were.)
+        CONTINUE WHEN NOT (part::oid = ANY (detached)
+                           OR EXISTS (SELECT 1 FROM pg_catalog.pg_partition_ancestors(part) a
+                                      WHERE a.relid::oid = ANY (detached)))
+                  AND NOT coalesce(pg_catalog.pg_has_role(
             (SELECT r.relowner FROM pg_catalog.pg_class r WHERE r.oid = part),
             (SELECT r.relowner FROM pg_catalog.pg_class r WHERE r.oid = root), 'USAGE'), false);
         EXECUTE format('DROP TRIGGER dedup_statement_start ON %s', part);
@@ -1045,6 +1058,19 @@ BEGIN
         EXECUTE format('CREATE TYPE %s AS (%s)', composite,
                        (SELECT string_agg(format('%I %s', k.name, k.type), ', ' ORDER BY k.i)
                         FROM unnest(key_cols, key_types) WITH ORDINALITY AS k(name, type, i)));
+        -- Made by whoever enables the table (a superuser, a member of its owner's
+        -- role), but the table's owner's, as ALTER TABLE ... OWNER TO keeps it: its
+        -- owner disables the table, which drops the type.
+        IF (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = tbl)
+           IS DISTINCT FROM (SELECT y.typowner FROM pg_catalog.pg_type y WHERE y.oid = composite::pg_catalog.regtype) THEN
+            BEGIN
+                EXECUTE format('ALTER TYPE %s OWNER TO %I', composite,
+                               (SELECT pg_catalog.pg_get_userbyid(c.relowner) FROM pg_catalog.pg_class c WHERE c.oid = tbl));
+            EXCEPTION WHEN insufficient_privilege THEN
+                RAISE WARNING 'type % keeps its owner: %', composite, SQLERRM
+                    USING HINT = 'its owner or a superuser can give it to the table''s owner with ALTER TYPE ... OWNER TO; until then the table''s owner cannot disable the table';
+            END;
+        END IF;
         key_type := composite;
         key_match := (SELECT string_agg(format('t.%1$I = (o.k).%1$I', c), ' AND ') FROM unnest(key_cols) c);
     END IF;
@@ -1965,6 +1991,8 @@ COMMENT ON FUNCTION dedup._may_read_collection(text) IS
 COMMENT ON FUNCTION dedup._originals(oid, text) IS
     'Each row of an enabled table with the original it duplicates, as the trigger would mark it earliest first (enable''s backfill)';
 COMMENT ON FUNCTION dedup._pairs(oid, text) IS 'dedup.pairs by table OID';
+COMMENT ON FUNCTION dedup._detached_partitions() IS
+    'The tables the ALTER TABLE ... DETACH PARTITION being run detached, found by name when it started (for the event trigger at its end)';
 COMMENT ON FUNCTION dedup._recheck_partition(oid, text) IS
     'Checks the rows of a partition attached to an enabled table against the rest (ALTER TABLE ... ATTACH PARTITION)';
 COMMENT ON FUNCTION dedup._recompute(text, oid, text) IS

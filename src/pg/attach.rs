@@ -345,7 +345,9 @@ fn dropping_schemas(stmt: *mut pg_sys::DropStmt) {
 }
 
 /// `DROP OWNED BY` roles the caller has the privileges of (see
-/// [`dropping_implicitly`]); any other does nothing here.
+/// [`dropping_implicitly`]): the tables they own, and those of the schemas they
+/// own (which go with CASCADE; without it the command fails and takes back what
+/// this did); any other does nothing here.
 fn dropping_owned(stmt: *mut pg_sys::DropOwnedStmt) {
     let me = crate::pg::privilege::caller();
     // SAFETY: a DropOwnedStmt: its roles are RoleSpec nodes; the lookups do not
@@ -364,7 +366,12 @@ fn dropping_owned(stmt: *mut pg_sys::DropOwnedStmt) {
             .collect()
     };
     if let Some(ids) = ids {
-        dropping_implicitly("x.relowner = ANY($1)", ids);
+        // Their tables, and with CASCADE every table of the schemas they own.
+        dropping_implicitly(
+            "(x.relowner = ANY($1) OR x.relnamespace IN \
+              (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspowner = ANY($1)))",
+            ids,
+        );
     }
 }
 
@@ -414,9 +421,10 @@ unsafe fn partition_dropping(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum 
             } else if !tree.is_null() && (*tree).type_ == pg_sys::NodeTag::T_DropOwnedStmt {
                 dropping_owned(tree.cast::<pg_sys::DropOwnedStmt>());
             } else if !tree.is_null() && (*tree).type_ == pg_sys::NodeTag::T_AlterTableStmt {
-                partition_ddl(partition_parent_of_alter(
-                    tree.cast::<pg_sys::AlterTableStmt>(),
-                ));
+                let stmt = tree.cast::<pg_sys::AlterTableStmt>();
+                let detached = detached_by(stmt);
+                DETACHING.with(|d| *d.borrow_mut() = detached);
+                partition_ddl(partition_parent_of_alter(stmt));
             } else if !tree.is_null() && (*tree).type_ == pg_sys::NodeTag::T_CreateStmt {
                 partition_ddl(partition_parent_of_create(
                     tree.cast::<pg_sys::CreateStmt>(),
@@ -475,6 +483,60 @@ v1_function!(
         }
     }
 );
+
+thread_local! {
+    /// The tables the `ALTER TABLE … DETACH PARTITION` being run names, found when
+    /// it started (with the caller's search_path, which the event trigger at its
+    /// end does not have): set by every `ALTER TABLE`, read by
+    /// `dedup._detached_partitions()`, emptied at every transaction's end.
+    static DETACHING: std::cell::RefCell<Vec<pg_sys::Oid>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Forgets the tables a DETACH named: the transaction ended.
+pub fn forget_detaching() {
+    DETACHING.with(|d| d.borrow_mut().clear());
+}
+
+/// The tables an `ALTER TABLE` detaches (`DETACH PARTITION`, also CONCURRENTLY
+/// and FINALIZE), each as found by name now, or none.
+///
+/// # Safety
+/// `stmt` must be an AlterTableStmt the event trigger machinery handed out.
+unsafe fn detached_by(stmt: *mut pg_sys::AlterTableStmt) -> Vec<pg_sys::Oid> {
+    // SAFETY: by the caller's contract; the node tags are checked before each cast.
+    unsafe {
+        if (*stmt).cmds.is_null() {
+            return Vec::new();
+        }
+        pgrx::PgList::<pg_sys::Node>::from_pg((*stmt).cmds)
+            .iter_ptr()
+            .filter_map(|c| {
+                if c.is_null() || (*c).type_ != pg_sys::NodeTag::T_AlterTableCmd {
+                    return None;
+                }
+                let cmd = c.cast::<pg_sys::AlterTableCmd>();
+                let def = (*cmd).def;
+                (matches!(
+                    (*cmd).subtype,
+                    pg_sys::AlterTableType::AT_DetachPartition
+                        | pg_sys::AlterTableType::AT_DetachPartitionFinalize
+                ) && !def.is_null()
+                    && (*def).type_ == pg_sys::NodeTag::T_PartitionCmd)
+                    .then(|| quiet_relid((*def.cast::<pg_sys::PartitionCmd>()).name))
+                    .flatten()
+            })
+            .collect()
+    }
+}
+
+/// `dedup._detached_partitions()`: the tables the `ALTER TABLE … DETACH
+/// PARTITION` being run detached (see [`DETACHING`]). The event trigger at its
+/// end takes those out of their enabled table whoever owns them: PostgreSQL
+/// detached them from it. Not executable by PUBLIC.
+#[pg_extern(volatile, parallel_unsafe)]
+fn _detached_partitions() -> Vec<pg_sys::Oid> {
+    DETACHING.with(|d| d.borrow().clone())
+}
 
 /// Has the trigger check the rows a partition brought along that hold no document
 /// (an `UPDATE` of `dedup_doc`, which the trigger replaces by the text's own), as

@@ -470,3 +470,40 @@ WHERE tgrelid IN ('subp_0'::regclass, 'subp_1'::regclass)
 ORDER BY 1, 2;
 SELECT dedup.disable('subp');
 DROP TABLE subp;
+-- DROP OWNED BY a schema's owner, CASCADE, takes the partitions of another role
+-- in it along; a DETACH by the owner of the partitioned table takes out a
+-- partition of another role (ALTER TABLE ... OWNER TO leaves the partitions'
+-- owners as they were).
+CREATE ROLE own_app;
+CREATE ROLE own_app2;
+CREATE ROLE own_sch;
+GRANT CREATE ON SCHEMA public TO own_app, own_app2;
+CREATE SCHEMA own_archive AUTHORIZATION own_sch;
+GRANT USAGE, CREATE ON SCHEMA own_archive TO own_app;
+SET ROLE own_app;
+CREATE TABLE ownp (id int, published date NOT NULL, body text, PRIMARY KEY (id, published)) PARTITION BY RANGE (published);
+CREATE TABLE ownp_a PARTITION OF ownp FOR VALUES FROM ('2020-01-01') TO ('2024-01-01');
+CREATE TABLE ownp_b PARTITION OF ownp FOR VALUES FROM ('2025-01-01') TO ('2030-01-01');
+CREATE TABLE own_archive.ownp_old PARTITION OF ownp FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+SELECT dedup.enable('ownp', 'body', published_at => 'published');
+INSERT INTO ownp VALUES (1, '2023-05-01', 'Курс доллара на Московской бирже вырос до 92 рублей после решения ЦБ'),
+                        (2, '2026-05-01', 'В Москве ожидается сильный снегопад и гололедица на дорогах'),
+                        (3, '2024-05-01', 'Выставка кошек открылась в Сокольниках, приехали животные из двадцати стран');
+SELECT dedup.flush_stats('ownp') >= 0 AS flushed;
+RESET ROLE;
+DROP OWNED BY own_sch CASCADE;
+ALTER TABLE ownp OWNER TO own_app2;
+SET ROLE own_app2;
+ALTER TABLE ownp DETACH PARTITION ownp_a;
+SELECT dedup.flush_stats('ownp') >= 0 AS flushed;
+RESET ROLE;
+SELECT (SELECT documents FROM dedup.status WHERE collection = 'ownp') AS counted,
+       (SELECT count(*) FROM ownp) AS rows_left,
+       (SELECT count(*) FROM pg_trigger WHERE tgrelid = 'ownp_a'::regclass) AS detached_triggers;
+DROP TABLE ownp_a;
+SELECT dedup.disable('ownp');
+DROP TABLE ownp;
+REVOKE CREATE ON SCHEMA public FROM own_app, own_app2;
+DROP ROLE own_app;
+DROP ROLE own_app2;
+DROP ROLE own_sch;

@@ -912,3 +912,19 @@ DELETE FROM dedup.models WHERE name = 'sec_kept2_model';
 SELECT dedup.drop_collection('sec_kept2');
 REVOKE CREATE ON SCHEMA public FROM sec_kept_owner;
 DROP ROLE sec_kept_owner;
+-- A superuser enables a role's table whose key has several columns: the key's
+-- composite type is the table owner's, who may disable the table (which drops it).
+CREATE ROLE sec_comp_owner;
+GRANT CREATE ON SCHEMA public TO sec_comp_owner;
+SET ROLE sec_comp_owner;
+CREATE TABLE sec_comp (id bigint, published timestamptz NOT NULL, body text, PRIMARY KEY (id, published)) PARTITION BY RANGE (published);
+CREATE TABLE sec_comp_2024 PARTITION OF sec_comp FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+RESET ROLE;
+SELECT dedup.enable('sec_comp', 'body', published_at => 'published');
+SELECT typowner::regrole AS key_type_owner FROM pg_type WHERE typname = 'sec_comp_dedup_key';
+SET ROLE sec_comp_owner;
+SELECT dedup.disable('sec_comp');
+DROP TABLE sec_comp;
+RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM sec_comp_owner;
+DROP ROLE sec_comp_owner;
