@@ -52,7 +52,8 @@ STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp LANGUAGE sql A
     FROM pg_catalog.pg_index x
     CROSS JOIN LATERAL pg_catalog.unnest(x.indkey::pg_catalog.int2[]) WITH ORDINALITY AS k(att, i)
     JOIN pg_catalog.pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.att
-    WHERE x.indrelid = tbl AND x.indisprimary
+    -- The key's columns, not those a covering index INCLUDEs.
+    WHERE x.indrelid = tbl AND x.indisprimary AND k.i <= x.indnkeyatts
     HAVING pg_catalog.count(*) > 0
 $$;
 COMMENT ON FUNCTION dedup._key_columns(regclass) IS

@@ -239,26 +239,33 @@ fn updates_document(
 }
 
 /// Whether a row of `tbl` already holds the new row's values in one of its unique
-/// indexes other than the primary key (plain columns, no predicate), so that an
-/// `INSERT … ON CONFLICT` on that index (`ON CONFLICT (url)` with a surrogate key)
-/// will update it rather than insert. Read as the table's owner, with a new
-/// snapshot, as a writer's lookups are.
+/// indexes other than the primary key (plain key columns, no predicate, checked
+/// at once: `ON CONFLICT` takes no deferrable index), so that an `INSERT … ON
+/// CONFLICT` on that index (`ON CONFLICT (url)` with a surrogate key) will update
+/// it rather than insert. A NULL conflicts only under `NULLS NOT DISTINCT`. Read
+/// as the table's owner, with a new snapshot, as a writer's lookups are.
 fn conflicts_on_unique(tbl: pg_sys::Oid, row: &Row) -> bool {
-    let indexes: Vec<Vec<String>> = Spi::connect(|c| {
+    let indexes: Vec<(Vec<String>, bool)> = Spi::connect(|c| {
         c.select(
-        "SELECT pg_catalog.array_agg(a.attname::pg_catalog.text ORDER BY k.ord) \
+        "SELECT pg_catalog.array_agg(a.attname::pg_catalog.text ORDER BY k.ord), i.indnullsnotdistinct \
          FROM pg_catalog.pg_index i, pg_catalog.unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord), \
               pg_catalog.pg_attribute a \
          WHERE i.indrelid = $1 AND i.indisunique AND NOT i.indisprimary AND i.indisvalid \
-           AND i.indpred IS NULL AND i.indexprs IS NULL \
+           AND i.indimmediate AND i.indpred IS NULL AND i.indexprs IS NULL \
+           AND k.ord <= i.indnkeyatts \
            AND a.attrelid = i.indrelid AND a.attnum = k.attnum \
-         GROUP BY i.indexrelid",
+         GROUP BY i.indexrelid, i.indnullsnotdistinct",
         None,
         &[tbl.into()],
     )
         .map(|t| {
-            t.filter_map(|r| r.get::<Vec<String>>(1).ok().flatten())
-                .collect()
+            t.filter_map(|r| {
+                Some((
+                    r.get::<Vec<String>>(1).ok().flatten()?,
+                    r.get::<bool>(2).ok().flatten().unwrap_or(false),
+                ))
+            })
+            .collect()
         })
         .unwrap_or_default()
     });
@@ -267,21 +274,25 @@ fn conflicts_on_unique(tbl: pg_sys::Oid, row: &Row) -> bool {
     }
     privilege::require_owner_reads(tbl);
     let name = lookup::relation_text(tbl).unwrap_or_default();
-    'index: for cols in indexes {
+    'index: for (cols, nulls_not_distinct) in indexes {
         let mut args = Vec::with_capacity(cols.len());
         let mut conds = Vec::with_capacity(cols.len());
-        for (n, c) in cols.iter().enumerate() {
+        for c in &cols {
             let Some(col) = row.col(c) else {
                 continue 'index;
             };
-            // A NULL never conflicts.
-            let Some(d) = row.datum(col) else {
-                continue 'index;
-            };
-            // SAFETY: the datum is of the column's type, from the trigger's tuple,
-            // which outlives the query.
-            args.push(unsafe { pgrx::datum::DatumWithOid::new(d, col.typid) });
-            conds.push(format!("r.{} = ${}", pgrx::spi::quote_identifier(c), n + 1));
+            let name = pgrx::spi::quote_identifier(c);
+            match row.datum(col) {
+                // SAFETY: the datum is of the column's type, from the trigger's
+                // tuple, which outlives the query.
+                Some(d) => {
+                    args.push(unsafe { pgrx::datum::DatumWithOid::new(d, col.typid) });
+                    conds.push(format!("r.{name} = ${}", args.len()));
+                }
+                None if nulls_not_distinct => conds.push(format!("r.{name} IS NULL")),
+                // A NULL conflicts with nothing.
+                None => continue 'index,
+            }
         }
         let sql = format!(
             "SELECT 1 FROM {name} AS r WHERE {} LIMIT 1",

@@ -582,6 +582,40 @@ SELECT err($$INSERT INTO un_err (url, body) VALUES ('u2', 'Мэрия Москв
 SELECT (SELECT count(*) FROM un_skip) AS skip_rows, (SELECT count(*) FROM un_err) AS error_rows;
 SELECT dedup.disable('un_skip'), dedup.disable('un_err');
 DROP TABLE un_skip, un_err;
+-- What a covering index INCLUDEs is no key: duplicate_of holds the primary key's
+-- column alone, and an upsert on a unique column with INCLUDEd ones is an update.
+-- A unique index NULLS NOT DISTINCT conflicts on NULL; a deferrable one takes no
+-- upsert (ON CONFLICT does not use it), so a copy is refused there.
+CREATE TABLE inc_pk (id int, src text, body text, PRIMARY KEY (id) INCLUDE (src));
+SELECT dedup.enable('inc_pk', 'body');
+SELECT format_type(atttypid, atttypmod) AS duplicate_of_type FROM pg_attribute
+WHERE attrelid = 'inc_pk'::regclass AND attname = 'duplicate_of';
+INSERT INTO inc_pk VALUES (1, 'a', 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.');
+INSERT INTO inc_pk VALUES (2, 'b', 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.');
+UPDATE inc_pk SET src = 'z' WHERE id = 1;
+SELECT id, duplicate_of, dedup_verdict FROM inc_pk ORDER BY id;
+SELECT dedup.disable('inc_pk');
+DROP TABLE inc_pk;
+CREATE TABLE inc_un (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, url text, title text, body text, UNIQUE (url) INCLUDE (title));
+CREATE TABLE nnd_un (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, slot int, body text, UNIQUE NULLS NOT DISTINCT (slot));
+CREATE TABLE def_un (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, pos int UNIQUE DEFERRABLE INITIALLY DEFERRED, body text);
+SELECT dedup.enable('inc_un', 'body', action => 'skip'), dedup.enable('nnd_un', 'body', action => 'skip'),
+       dedup.enable('def_un', 'body', action => 'error');
+INSERT INTO inc_un (url, title, body) VALUES ('/a', 'A', 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.'),
+                                             ('/k', 'K', 'Футбольный клуб Спартак выиграл у Зенита со счетом 2:1 в центральном матче тура.');
+INSERT INTO inc_un (url, title, body) VALUES ('/k', 'K2', 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.')
+  ON CONFLICT (url) DO UPDATE SET title = excluded.title, body = excluded.body;
+SELECT url, title, duplicate_of, dedup_verdict FROM inc_un ORDER BY url;
+INSERT INTO nnd_un (slot, body) VALUES (7, 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.'),
+                                       (NULL, 'Футбольный клуб Спартак выиграл у Зенита со счетом 2:1 в центральном матче тура.');
+INSERT INTO nnd_un (slot, body) VALUES (NULL, 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.')
+  ON CONFLICT (slot) DO UPDATE SET body = excluded.body;
+SELECT slot, duplicate_of, dedup_verdict FROM nnd_un ORDER BY slot NULLS LAST;
+INSERT INTO def_un (pos, body) VALUES (1, 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.');
+SELECT err($$INSERT INTO def_un (pos, body) VALUES (1, 'Мэрия Москвы открыла новый парк площадью 12 гектаров в районе Марьино, сообщил заммэра.')$$);
+SELECT count(*) AS def_rows FROM def_un;
+SELECT dedup.disable('inc_un'), dedup.disable('nnd_un'), dedup.disable('def_un');
+DROP TABLE inc_un, nnd_un, def_un;
 
 -- A row inserted under the key of a deleted original, which its copies still
 -- name, takes that original's place: no cycle of marks, one original.
