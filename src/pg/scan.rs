@@ -475,3 +475,138 @@ unsafe fn output(typ: pg_sys::Oid, d: pg_sys::Datum) -> String {
         r
     }
 }
+
+/// A transaction still in progress (not this one) that inserted a row holding the
+/// values `tuple` (a row of `rel`) has in one of `rel`'s unique indexes an `INSERT …
+/// ON CONFLICT` can take (valid, checked at once, on plain columns, with no
+/// predicate), primary key included: found as PostgreSQL's own unique check finds
+/// it, with a dirty snapshot through the index, so that the caller can wait for it
+/// and look again, as that check waits. A NULL matches only under `NULLS NOT
+/// DISTINCT`. None when every such row is committed, this transaction's, or gone.
+///
+/// # Safety
+/// `rel` is open (a row trigger's relation, while it fires) and `tuple` a row
+/// described by its descriptor.
+pub unsafe fn in_progress_conflict(
+    rel: pg_sys::Relation,
+    tuple: pg_sys::HeapTuple,
+) -> Option<pg_sys::TransactionId> {
+    // SAFETY: by the caller's contract. Each index is opened
+    // and closed with the same lock mode, its scan ended and the slot dropped
+    // before; on an ERROR the (sub)transaction abort releases them. The dirty
+    // snapshot is never registered: it lives on this stack frame, as in
+    // check_exclusion_or_unique_constraint.
+    unsafe {
+        let list = pg_sys::RelationGetIndexList(rel);
+        let indexes = pgrx::PgList::<pg_sys::Oid>::from_pg(list);
+        let mut found = None;
+        for oid in indexes.iter_oid() {
+            let index = pg_sys::index_open(oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            let form = (*index).rd_index;
+            let usable = (*form).indisunique
+                && (*form).indisvalid
+                && (*form).indimmediate
+                && pg_sys::heap_attisnull(
+                    (*index).rd_indextuple,
+                    pg_sys::Anum_pg_index_indpred as i32,
+                    std::ptr::null_mut(),
+                )
+                && pg_sys::heap_attisnull(
+                    (*index).rd_indextuple,
+                    pg_sys::Anum_pg_index_indexprs as i32,
+                    std::ptr::null_mut(),
+                );
+            if usable {
+                found = in_progress_in(rel, index, tuple);
+            }
+            pg_sys::index_close(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            if found.is_some() {
+                break;
+            }
+        }
+        pg_sys::list_free(list);
+        found
+    }
+}
+
+/// [`in_progress_conflict`] in one index.
+///
+/// # Safety
+/// `rel` and `index` open, `index` a unique btree-like index of `rel` on plain
+/// columns, `tuple` a row of `rel`.
+unsafe fn in_progress_in(
+    rel: pg_sys::Relation,
+    index: pg_sys::Relation,
+    tuple: pg_sys::HeapTuple,
+) -> Option<pg_sys::TransactionId> {
+    // SAFETY: by the caller's contract.
+    unsafe {
+        let form = (*index).rd_index;
+        let nkeys = (*form).indnkeyatts as usize;
+        let attnums = (*form).indkey.values.as_slice(nkeys);
+        let mut keys: Vec<pg_sys::ScanKeyData> = vec![std::mem::zeroed(); nkeys];
+        for (i, &attnum) in attnums.iter().enumerate() {
+            let mut isnull = false;
+            let value = pg_sys::heap_getattr(tuple, attnum as i32, (*rel).rd_att, &mut isnull);
+            if isnull {
+                if !(*form).indnullsnotdistinct {
+                    // A NULL conflicts with nothing.
+                    return None;
+                }
+                pg_sys::ScanKeyEntryInitialize(
+                    &mut keys[i],
+                    (pg_sys::SK_ISNULL | pg_sys::SK_SEARCHNULL) as i32,
+                    (i + 1) as pg_sys::AttrNumber,
+                    0, // InvalidStrategy: an IS NULL search
+                    pg_sys::InvalidOid,
+                    pg_sys::InvalidOid,
+                    pg_sys::InvalidOid,
+                    pg_sys::Datum::from(0usize),
+                );
+                continue;
+            }
+            let family = *(*index).rd_opfamily.add(i);
+            let input = *(*index).rd_opcintype.add(i);
+            let op = pg_sys::get_opfamily_member(
+                family,
+                input,
+                input,
+                pg_sys::BTEqualStrategyNumber as i16,
+            );
+            if op == pg_sys::InvalidOid {
+                return None;
+            }
+            pg_sys::ScanKeyEntryInitialize(
+                &mut keys[i],
+                0,
+                (i + 1) as pg_sys::AttrNumber,
+                pg_sys::BTEqualStrategyNumber as pg_sys::StrategyNumber,
+                input,
+                *(*index).rd_indcollation.add(i),
+                pg_sys::get_opcode(op),
+                value,
+            );
+        }
+        let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
+        dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+        let scan = pg_sys::index_beginscan(rel, index, &mut dirty, nkeys as i32, 0);
+        pg_sys::index_rescan(
+            scan,
+            keys.as_mut_ptr(),
+            nkeys as i32,
+            std::ptr::null_mut(),
+            0,
+        );
+        let slot = pg_sys::table_slot_create(rel, std::ptr::null_mut());
+        let mut found = None;
+        while pg_sys::index_getnext_slot(scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
+            if let Inserter::InProgress(xid) = inserter(slot) {
+                found = Some(xid);
+                break;
+            }
+        }
+        pg_sys::index_endscan(scan);
+        pg_sys::ExecDropSingleTupleTableSlot(slot);
+        found
+    }
+}

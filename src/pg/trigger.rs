@@ -597,13 +597,26 @@ fn row_trigger<'a>(
     // An inserted duplicate whose key a row has already is headed for that row's
     // ON CONFLICT clause (or a unique violation): an upsert is an update of that
     // row, which 'skip' and 'error' store and mark, so it is not refused here.
+    // A conflicting row another transaction inserted and has not committed is
+    // waited for, as PostgreSQL's own check waits, and the rows are looked at
+    // again: an upsert racing the insert of its key would otherwise be refused.
     let upsert = !is_update
         && checked.original.is_some()
         && cfg.action != Action::Mark
-        && (self_key
-            .as_deref()
-            .is_some_and(|k| as_owner(|| ingest::row_exists(&cfg, k, true)))
-            || as_owner(|| conflicts_on_unique(tbl, &row)));
+        && loop {
+            if self_key
+                .as_deref()
+                .is_some_and(|k| as_owner(|| ingest::row_exists(&cfg, k, true)))
+                || as_owner(|| conflicts_on_unique(tbl, &row))
+            {
+                break true;
+            }
+            // SAFETY: the trigger's relation, open while it fires, and its new row.
+            match unsafe { crate::pg::scan::in_progress_conflict(rel, new_tuple) } {
+                Some(xid) => crate::pg::keylocks::wait_for(xid),
+                None => break false,
+            }
+        };
     if upsert && checked.doc.is_none() {
         checked = check(ingest::Store::Always);
     }
