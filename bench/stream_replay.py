@@ -59,6 +59,9 @@ FEATURES = ["text", "title", "numbers_inclusion", "numbers_sequence", "sentences
             "length_ratio", "time_gap", "prefixes", "own_weight", "unique_top", "missing_prefixes",
             "lead_shingles", "numbers_own", "numbers_clash"]
 BUILTIN_REVISION = 2
+# Unrelated pairs (rp_random_pairs) trained on as `different`: Telegram ones, and
+# half as many Reuters ones.
+RANDOM_NEGATIVES = 0
 TRAIN = {"kernel": "linear", "class_weights": [3, 1], "folds": 0, "seed": 1, "features": FEATURES}
 
 
@@ -94,7 +97,7 @@ class DB:
 
 def load(db: DB, data: str) -> None:
     posts = corpus.telegram_posts(data)
-    db.x("DROP TABLE IF EXISTS rp_posts, rp_pairs, rp_train_pairs, rp_train_docs CASCADE")
+    db.x("DROP TABLE IF EXISTS rp_posts, rp_pairs, rp_train_pairs, rp_train_docs, rp_random_pairs CASCADE")
     db.x("CREATE TABLE rp_posts (id text PRIMARY KEY, family text, seq int, body text, published_at timestamptz, "
          "source text)")
     db.copy("rp_posts", ("id", "family", "seq", "body", "published_at", "source"),
@@ -126,7 +129,52 @@ def load(db: DB, data: str) -> None:
                    coalesce(tb.doc, dedup.to_document(p.b_body, p.b_title, p.b_time, p.b_source)) AS b,
                    p.label IN ('mutual', 'a_in_b') AS a_dup_b, p.label IN ('mutual', 'b_in_a') AS b_dup_a
             FROM rp_pairs p LEFT JOIN rp_train_docs ta ON ta.id = p.a_id LEFT JOIN rp_train_docs tb ON tb.id = p.b_id""")
-    log(f"{len(posts)} posts, {len(pairs)} labelled pairs")
+    # Unrelated pairs, to see what a model makes of texts that share next to
+    # nothing (the labelled pairs were drawn from cosine 0.1 up, so a model never
+    # sees such a pair in training unless given some): Telegram posts more than 30
+    # days apart, Reuters texts more than 7 days apart with other titles, each
+    # paired with the post its random rank puts 7,000 (Reuters: 300) places on.
+    db.x("""CREATE TABLE rp_random_pairs AS
+            WITH t AS (SELECT id, published_at, split_part(id, ':', 1) AS chan,
+                              row_number() OVER (ORDER BY md5(id)) AS n FROM rp_posts),
+                 r AS (SELECT id, min(t) AS t, min(title) AS title, row_number() OVER (ORDER BY md5(id)) AS n FROM (
+                         SELECT a_id AS id, a_time AS t, a_title AS title FROM rp_pairs WHERE set = 'reuters'
+                         UNION ALL SELECT b_id, b_time, b_title FROM rp_pairs WHERE set = 'reuters') x GROUP BY id)
+            SELECT 'tg:' || x.id || '/' || y.id AS pair_id, 'random' AS set, x.chan AS chan_a, y.chan AS chan_b,
+                   da.doc AS a, db.doc AS b, row_number() OVER (ORDER BY md5(x.id)) AS rank
+            FROM t x JOIN t y ON y.n = x.n + 7000
+            JOIN rp_train_docs da ON da.id = 'tg:' || x.id JOIN rp_train_docs db ON db.id = 'tg:' || y.id
+            WHERE abs(extract(epoch FROM x.published_at - y.published_at)) > 30 * 86400
+            UNION ALL
+            SELECT x.id || '/' || y.id, 'random_reuters', 'reuters', 'reuters', da.doc, db.doc,
+                   row_number() OVER (ORDER BY md5(x.id))
+            FROM r x JOIN r y ON y.n = x.n + 300
+            JOIN rp_train_docs da ON da.id = x.id JOIN rp_train_docs db ON db.id = y.id
+            WHERE abs(extract(epoch FROM x.t - y.t)) > 7 * 86400 AND x.title IS DISTINCT FROM y.title""")
+    log(f"{len(posts)} posts, {len(pairs)} labelled pairs, "
+        f"{db.one('SELECT count(*) FROM rp_random_pairs')} unrelated pairs")
+
+
+def add_random_negatives(db: DB, n: int) -> None:
+    """The first n unrelated Telegram pairs and n / 2 Reuters ones (by rank) join the
+    training pairs as `different`; the others stay for `unrelated_called`."""
+    db.x("DELETE FROM rp_train_pairs WHERE set IN ('random', 'random_reuters')")
+    db.x("""INSERT INTO rp_train_pairs (pair_id, set, label, chan_a, chan_b, a, b, a_dup_b, b_dup_a)
+            SELECT pair_id, set, 'different', chan_a, chan_b, a, b, false, false FROM rp_random_pairs
+            WHERE rank <= CASE WHEN set = 'random' THEN %s ELSE %s END""", (n, n // 2))
+
+
+def unrelated_called(db: DB, model: str, family: str | None) -> tuple[int, int]:
+    """Of the unrelated pairs no model was trained on that touch ``family`` (all, for
+    None; Reuters ones too), how many ``model`` calls duplicates either way."""
+    chans = FAMILIES.get(family, [])
+    return db.x("""
+        SELECT count(*) FILTER (WHERE greatest(dedup.pair_score(%s, r.a, r.b), dedup.pair_score(%s, r.b, r.a)) > 0),
+               count(*)
+        FROM rp_random_pairs r
+        WHERE NOT EXISTS (SELECT 1 FROM rp_train_pairs t WHERE t.pair_id = r.pair_id)
+          AND (%s::text[] IS NULL OR r.chan_a = ANY(%s::text[]) OR r.chan_b = ANY(%s::text[]))""",
+                  (model, model, None if family is None else chans, chans, chans))[0]
 
 
 def train_collection(db: DB, weighting: str) -> None:
@@ -273,6 +321,8 @@ def main() -> None:
     ap.add_argument("--skip-load", action="store_true")
     ap.add_argument("--pairs-only", action="store_true", help="pair classification only, no replay")
     ap.add_argument("--window", default=None, help="time_window of the replay tables (an interval, e.g. '3 days')")
+    ap.add_argument("--random-negatives", type=int, default=RANDOM_NEGATIVES, metavar="N",
+                    help="unrelated Telegram pairs (and N / 2 Reuters ones) trained on as `different`")
     ap.add_argument("--weighting", choices=("bm25", "tf_ridf"), default="bm25",
                     help="term weighting of the training collection and the replay tables")
     a = ap.parse_args()
@@ -280,6 +330,7 @@ def main() -> None:
     if not a.skip_load:
         load(db, a.data)
     train_collection(db, a.weighting)
+    add_random_negatives(db, a.random_negatives)
     if a.train_default:
         opts = dict(TRAIN, folds=5)
         m = db.one("SELECT dedup.train('default', 'rp_train', 'SELECT a, b, a_dup_b, b_dup_a FROM rp_train_pairs', "
@@ -308,12 +359,16 @@ def main() -> None:
         marks(db, f"rp_{a.model}")
         return
     total = dict.fromkeys(("tp", "fp", "fn", "dtp", "dfp", "dfn", "dup", "passed", "n"), 0)
+    unrelated = [0, 0]
     all_pairs = []
     for fam, chans in FAMILIES.items():
         q = ("SELECT a, b, a_dup_b, b_dup_a FROM rp_train_pairs WHERE set = 'reuters' OR NOT "
              f"(chan_a IN ({','.join(repr(c) for c in chans)}) OR chan_b IN ({','.join(repr(c) for c in chans)}))")
         m = db.one("SELECT dedup.train(%s, 'rp_train', %s, %s::jsonb)", (f"rp_fold_{fam}", q, a.train))
         log(f"fold {fam}: trained on {m.get('pairs')} pairs")
+        k, n = unrelated_called(db, f"rp_fold_{fam}", fam)
+        unrelated[0] += k
+        unrelated[1] += n
         all_pairs += pair_scores(db, f"rp_fold_{fam}", fam)
         if a.pairs_only:
             continue
@@ -324,6 +379,7 @@ def main() -> None:
         for k in total:
             total[k] += c[k]
     report_pairs("all families", all_pairs)
+    print(f"{'all families':<22} unrelated pairs called duplicates {unrelated[0]} of {unrelated[1]}", flush=True)
     if not a.pairs_only:
         report("all families", total)
 
