@@ -278,10 +278,14 @@ pub fn owns(rel: pg_sys::Oid, role: pg_sys::Oid) -> bool {
 
 /// Raises 42501 unless the caller may read every row of `rel` (see [`may_read`]),
 /// and of each table it is a partition of: the reading functions answer from the
-/// whole enabled table, which a partition's name leads them to.
+/// whole enabled table, which a partition's name leads them to. Then, as for the
+/// trigger, unless each one's owner may read it (see [`require_owner_reads`]).
 pub fn require_read(rel: pg_sys::Oid, what: &str) {
     let me = caller();
-    let Some(denied) = with_ancestors(rel).into_iter().find(|&r| !may_read(r, me)) else {
+    let rels = with_ancestors(rel);
+    let Some(denied) = rels.iter().copied().find(|&r| !may_read(r, me)) else {
+        // They read the table as its owner, who must be able to as well.
+        rels.into_iter().for_each(require_owner_reads);
         return;
     };
     if !uses_schema_of(denied, me) {

@@ -928,3 +928,26 @@ DROP TABLE sec_comp;
 RESET ROLE;
 REVOKE CREATE ON SCHEMA public FROM sec_comp_owner;
 DROP ROLE sec_comp_owner;
+-- The reading functions read the table as its owner: an owner who may not read it
+-- (REVOKE SELECT from itself) is named, as the trigger names it.
+CREATE ROLE sec_nosel_owner;
+CREATE ROLE sec_nosel_reader;
+GRANT CREATE ON SCHEMA public TO sec_nosel_owner;
+SET ROLE sec_nosel_owner;
+CREATE TABLE sec_nosel (id int PRIMARY KEY, body text);
+SELECT dedup.enable('sec_nosel', 'body');
+GRANT SELECT ON sec_nosel TO sec_nosel_reader;
+REVOKE SELECT ON sec_nosel FROM sec_nosel_owner;
+SET ROLE sec_nosel_reader;
+SELECT err($$SELECT count(*) FROM dedup.pairs('sec_nosel')$$);
+SET ROLE sec_nosel_owner;
+GRANT SELECT ON sec_nosel TO sec_nosel_owner;
+SET ROLE sec_nosel_reader;
+SELECT count(*) AS pairs FROM dedup.pairs('sec_nosel');
+SET ROLE sec_nosel_owner;
+SELECT dedup.disable('sec_nosel');
+DROP TABLE sec_nosel;
+RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM sec_nosel_owner;
+DROP ROLE sec_nosel_owner;
+DROP ROLE sec_nosel_reader;
