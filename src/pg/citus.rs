@@ -155,12 +155,12 @@ pub fn is_distributed_name(name: &str) -> bool {
         .is_some_and(is_distributed)
 }
 
-/// This node's copy of the reference table named `name` (a shard of it, beside it)
-/// and that copy's primary key index, when this node has one. Code that reads a
+/// This node's copy of the reference table named `name` (a shard of it, beside it),
+/// when this node has one. Code that reads a
 /// table directly, without a query, reads that copy: the table itself is an empty
 /// shell on every node. The copy is found by name in the syscache: a query on
 /// `pg_class` does not see it in a client's backend (see [`logical_table`]).
-pub fn local_placement(name: &str) -> Option<(pg_sys::Oid, pg_sys::Oid)> {
+pub fn local_placement(name: &str) -> Option<pg_sys::Oid> {
     if !present() {
         return None;
     }
@@ -182,18 +182,6 @@ pub fn local_placement(name: &str) -> Option<(pg_sys::Oid, pg_sys::Oid)> {
         let shard = std::ffi::CString::new(shard).ok()?;
         // SAFETY: a syscache lookup by name and schema; InvalidOid when absent.
         let rel = unsafe { pg_sys::get_relname_relid(shard.as_ptr(), nsp) };
-        if rel == pg_sys::InvalidOid {
-            return None;
-        }
-        let idx = cache::select(
-            c,
-            "SELECT i.indexrelid FROM pg_catalog.pg_index i WHERE i.indrelid = $1 AND i.indisprimary",
-            Some(1),
-            &[rel.into()],
-        );
-        if idx.is_empty() {
-            return None;
-        }
-        Some((rel, idx.first().get::<pg_sys::Oid>(1).ok().flatten()?))
+        (rel != pg_sys::InvalidOid).then_some(rel)
     })
 }

@@ -67,12 +67,13 @@ pub(crate) fn collection_state(id: i32) -> State {
     }
 }
 
-/// `dedup.collection_stats`, its primary key, and the attribute numbers of
-/// `n_docs`, `total_len`, `last_recompute` and `changes_since_recompute`.
+/// `dedup.collection_stats` and the attribute numbers of `n_docs`, `total_len`,
+/// `last_recompute` and `changes_since_recompute`. (Its primary key is taken from
+/// the relation at each read: a `REINDEX … CONCURRENTLY` replaces the index, and
+/// no configuration epoch follows that.)
 #[derive(Clone, Copy)]
 struct StatsRelation {
     rel: pg_sys::Oid,
-    pkey: pg_sys::Oid,
     atts: [i32; 4],
 }
 
@@ -92,7 +93,7 @@ fn stats_relation() -> Option<StatsRelation> {
     // On Citus the table is a reference table: this node's copy is a shard of it
     // (see `pg::citus`), or, without one here, the query reads it.
     if crate::pg::citus::present() {
-        let r = crate::pg::citus::local_placement("dedup.collection_stats").and_then(|(rel, pkey)| {
+        let r = crate::pg::citus::local_placement("dedup.collection_stats").and_then(|rel| {
             let atts = lookup::one_with_args::<Vec<i32>>(
                 "SELECT array_agg(attnum::int4 ORDER BY array_position(ARRAY['n_docs', 'total_len', 'last_recompute', 'changes_since_recompute'], attname::text)) \
                  FROM pg_catalog.pg_attribute WHERE attrelid = $1 \
@@ -103,7 +104,6 @@ fn stats_relation() -> Option<StatsRelation> {
             .flatten()?;
             Some(StatsRelation {
                 rel,
-                pkey,
                 atts: [*atts.first()?, *atts.get(1)?, *atts.get(2)?, *atts.get(3)?],
             })
         });
@@ -117,7 +117,7 @@ fn stats_relation() -> Option<StatsRelation> {
     let r = Spi::connect(|c| {
         let t = cache::select(
             c,
-            "SELECT 'dedup.collection_stats'::regclass::oid, 'dedup.collection_stats_pkey'::regclass::oid, \
+            "SELECT 'dedup.collection_stats'::regclass::oid, \
                     (SELECT array_agg(attnum::int4 ORDER BY array_position(ARRAY['n_docs', 'total_len', 'last_recompute', 'changes_since_recompute'], attname::text)) \
                      FROM pg_catalog.pg_attribute WHERE attrelid = 'dedup.collection_stats'::regclass \
                        AND attname IN ('n_docs', 'total_len', 'last_recompute', 'changes_since_recompute') AND NOT attisdropped)",
@@ -125,10 +125,9 @@ fn stats_relation() -> Option<StatsRelation> {
             &[],
         );
         let r = t.first();
-        let atts = r.get::<Vec<i32>>(3).ok().flatten()?;
+        let atts = r.get::<Vec<i32>>(2).ok().flatten()?;
         Some(StatsRelation {
             rel: r.get::<pg_sys::Oid>(1).ok().flatten()?,
-            pkey: r.get::<pg_sys::Oid>(2).ok().flatten()?,
             atts: [*atts.first()?, *atts.get(1)?, *atts.get(2)?, *atts.get(3)?],
         })
     })?;
@@ -155,14 +154,20 @@ fn collection_state_uncached(id: i32) -> StoredState {
     // SAFETY: reads the backend's snapshot stack.
     let have_snapshot = unsafe { pg_sys::ActiveSnapshotSet() };
     if let Some(sr) = stats_relation().filter(|_| have_snapshot) {
-        // SAFETY: the relation and index OIDs are current for this configuration
-        // epoch; the snapshot is pushed and popped, the scan begun and ended, and
-        // the relation opened and closed, in pairs; the attributes are int8, int8
-        // and timestamptz (by value).
+        // SAFETY: the relation's OID is current for this configuration epoch, its
+        // primary key the relation's own at this moment; the snapshot is pushed and
+        // popped, the scan begun and ended, and the relation opened and closed, in
+        // pairs; the attributes are int8, int8 and timestamptz (by value).
         unsafe {
             let pushed = crate::pg::scan::push_query_snapshot(false);
             let lock = pg_sys::AccessShareLock as pg_sys::LOCKMODE;
             let rel = pg_sys::table_open(sr.rel, lock);
+            let pkey = pg_sys::RelationGetPrimaryKeyIndex(rel);
+            if pkey == pg_sys::InvalidOid {
+                pg_sys::table_close(rel, lock);
+                crate::pg::scan::pop_query_snapshot(pushed);
+                return collection_state_query(id);
+            }
             let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
             pg_sys::ScanKeyInit(
                 &mut key,
@@ -173,7 +178,7 @@ fn collection_state_uncached(id: i32) -> StoredState {
             );
             let scan = pg_sys::systable_beginscan(
                 rel,
-                sr.pkey,
+                pkey,
                 true,
                 pg_sys::GetActiveSnapshot(),
                 1,

@@ -671,3 +671,17 @@ SELECT key FROM dedup.candidates('fkey', dedup.signature(dedup.to_document('Ку
  WHERE key::float8 < 1 ORDER BY 1;
 RESET extra_float_digits;
 DROP TABLE fkey;
+
+-- A REINDEX ... CONCURRENTLY of the extension's statistics table gives it a new
+-- primary key index: a session that read the statistics before reads them after
+-- (it kept the old index's OID and every insert failed with XX000).
+CREATE TABLE rx (id int PRIMARY KEY, body text);
+SELECT dedup.enable('rx', 'body');
+INSERT INTO rx VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.');
+REINDEX INDEX CONCURRENTLY dedup.collection_stats_pkey;
+INSERT INTO rx VALUES (2, 'Курс евро на Московской бирже упал до 99 рублей. Аналитики ждут решения ЦБ.');
+REINDEX TABLE CONCURRENTLY dedup.collection_stats;
+INSERT INTO rx VALUES (3, 'Курс евро на Московской бирже упал до 99 рублей. Аналитики ждут решения ЦБ.');
+SELECT id, duplicate_of FROM rx ORDER BY id;
+SELECT dedup.disable('rx');
+DROP TABLE rx;
