@@ -359,8 +359,9 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
     let mut done = 0i64;
     for chunk in tid_chunks(pages, steps) {
         let range = chunk.ctid_range();
-        let sql =
-            format!("SELECT ctid::text, {qdoc} FROM {tname} WHERE {range} AND {qdoc} IS NOT NULL");
+        let sql = format!(
+            "SELECT ctid::text, {qdoc}, {qsig} FROM {tname} WHERE {range} AND {qdoc} IS NOT NULL"
+        );
         // The rows are read as the table's owner (see `privilege::as_table_owner`);
         // they are signed here, with the collection's statistics read as the
         // extension's owner, out of reach of whatever that read ran (the table's
@@ -375,6 +376,8 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
                         let mut ids: Vec<String> = Vec::with_capacity(batch.len());
                         let mut docs: Vec<crate::document::Document> =
                             Vec::with_capacity(batch.len());
+                        let mut stored: Vec<Option<SignatureDatum>> =
+                            Vec::with_capacity(batch.len());
                         let n = batch.len();
                         for r in batch {
                             let (Some(id), Some(d)) = (
@@ -385,11 +388,12 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
                             };
                             ids.push(id);
                             docs.push(d.decode());
+                            stored.push(r.get::<SignatureDatum>(3).ok().flatten());
                         }
-                        (n, ids, docs)
+                        (n, ids, docs, stored)
                     })
                     .unwrap_or_else(|e| spi_err(e));
-                    let (n, ids, docs) = fetched;
+                    let (n, ids, docs, stored) = fetched;
                     if n == 0 {
                         break;
                     }
@@ -397,15 +401,23 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
                     as_owner(|| {
                         let mut w = crate::pg::weigher::Weigher::new(coll, None);
                         w.prefetch(docs.iter());
-                        let sigs: Vec<SignatureDatum> = docs
+                        // Only the rows whose signature changes are written: the
+                        // update rewrites a row and fires the table's triggers.
+                        let (ids, sigs): (Vec<String>, Vec<SignatureDatum>) = docs
                             .iter()
-                            .map(|d| {
+                            .zip(ids)
+                            .zip(stored)
+                            .filter_map(|((d, id), old)| {
                                 let (body, _) = w.weights(d);
-                                SignatureDatum::from_signature(&crate::signature::signature(
-                                    d, &body, &opts,
-                                ))
+                                let new = SignatureDatum::from_signature(
+                                    &crate::signature::signature(d, &body, &opts),
+                                );
+                                (old.as_ref().map(|o| &o.0) != Some(&new.0)).then_some((id, new))
                             })
-                            .collect();
+                            .unzip();
+                        if ids.is_empty() {
+                            return;
+                        }
                         Spi::connect_mut(|c| {
                             c.update(
                                 "INSERT INTO pg_temp._dedup_signatures \
@@ -498,8 +510,11 @@ fn refresh_distributed(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_c
         }
         let n = c
             .update(
-                format!("UPDATE {tname} t SET {qsig} = s.sig FROM pg_temp._dedup_signatures s WHERE {on}")
-                    .as_str(),
+                format!(
+                    "UPDATE {tname} t SET {qsig} = s.sig FROM pg_temp._dedup_signatures s \
+                         WHERE {on} AND t.{qsig}::text IS DISTINCT FROM s.sig::text"
+                )
+                .as_str(),
                 None,
                 &[],
             )

@@ -230,6 +230,9 @@ SELECT dedup.disable('sec_owned_skip');
 DROP TABLE sec_owned_skip;
 RESET ROLE;
 SELECT count(*) AS sec_skip_still_there FROM dedup.rejected WHERE tbl = 'sec_skip'::regclass;
+-- (A signature the recompute writes again: it writes only those that change.)
+UPDATE sec_owned2 SET dedup_sig = NULL;
+DELETE FROM sec_seen;
 SET client_min_messages = warning;
 TRUNCATE sec_owned;
 RESET client_min_messages;
@@ -412,6 +415,7 @@ RESET ROLE;
 SELECT dedup.create_collection('sec_shared');
 SELECT dedup.enable('sec_secret', 'body', collection => 'sec_shared');
 SELECT dedup.enable('regress_bob.t', 'body', collection => 'sec_shared');
+UPDATE regress_bob.t SET dedup_sig = NULL;
 DELETE FROM regress_bob.loot;
 SELECT dedup.recompute('sec_shared');
 SELECT DISTINCT data FROM regress_bob.loot;
