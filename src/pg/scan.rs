@@ -476,30 +476,37 @@ unsafe fn output(typ: pg_sys::Oid, d: pg_sys::Datum) -> String {
     }
 }
 
-/// A transaction still in progress (not this one) that inserted a row holding the
-/// values `tuple` (a row of `rel`) has in one of `rel`'s unique indexes an `INSERT …
-/// ON CONFLICT` can take (valid, checked at once, on plain columns, with no
-/// predicate), primary key included: found as PostgreSQL's own unique check finds
-/// it, with a dirty snapshot through the index, so that the caller can wait for it
+/// What holds the values a new row has in the unique indexes of its table.
+pub enum Conflict {
+    /// A committed row, or one of this transaction's.
+    Stored,
+    /// Only a row a transaction still in progress inserted.
+    InProgress(pg_sys::TransactionId),
+    None,
+}
+
+/// Whether a row of `rel` holds the values `tuple` (a row of `rel`, not yet
+/// stored) has in one of `rel`'s unique indexes an `INSERT … ON CONFLICT` can take
+/// (valid, checked at once, on plain columns, with no predicate), primary key
+/// included, so that the insert is headed for that row; found as PostgreSQL's own
+/// unique check finds it, with a dirty snapshot through the index, which also
+/// shows the rows of transactions still in progress, for the caller to wait for
 /// and look again, as that check waits. A NULL matches only under `NULLS NOT
-/// DISTINCT`. None when every such row is committed, this transaction's, or gone.
+/// DISTINCT`.
 ///
 /// # Safety
 /// `rel` is open (a row trigger's relation, while it fires) and `tuple` a row
 /// described by its descriptor.
-pub unsafe fn in_progress_conflict(
-    rel: pg_sys::Relation,
-    tuple: pg_sys::HeapTuple,
-) -> Option<pg_sys::TransactionId> {
-    // SAFETY: by the caller's contract. Each index is opened
-    // and closed with the same lock mode, its scan ended and the slot dropped
-    // before; on an ERROR the (sub)transaction abort releases them. The dirty
-    // snapshot is never registered: it lives on this stack frame, as in
+pub unsafe fn unique_conflict(rel: pg_sys::Relation, tuple: pg_sys::HeapTuple) -> Conflict {
+    // SAFETY: by the caller's contract. Each index is opened and closed with the
+    // same lock mode, its scan ended and the slot dropped before; on an ERROR the
+    // (sub)transaction abort releases them. The dirty snapshot is never
+    // registered: it lives on this stack frame, as in
     // check_exclusion_or_unique_constraint.
     unsafe {
         let list = pg_sys::RelationGetIndexList(rel);
         let indexes = pgrx::PgList::<pg_sys::Oid>::from_pg(list);
-        let mut found = None;
+        let mut found = Conflict::None;
         for oid in indexes.iter_oid() {
             let index = pg_sys::index_open(oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
             let form = (*index).rd_index;
@@ -517,10 +524,14 @@ pub unsafe fn in_progress_conflict(
                     std::ptr::null_mut(),
                 );
             if usable {
-                found = in_progress_in(rel, index, tuple);
+                match conflict_in(rel, index, tuple) {
+                    Conflict::None => {}
+                    Conflict::InProgress(xid) => found = Conflict::InProgress(xid),
+                    Conflict::Stored => found = Conflict::Stored,
+                }
             }
             pg_sys::index_close(index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-            if found.is_some() {
+            if matches!(found, Conflict::Stored) {
                 break;
             }
         }
@@ -529,16 +540,16 @@ pub unsafe fn in_progress_conflict(
     }
 }
 
-/// [`in_progress_conflict`] in one index.
+/// [`unique_conflict`] in one index.
 ///
 /// # Safety
 /// `rel` and `index` open, `index` a unique btree-like index of `rel` on plain
 /// columns, `tuple` a row of `rel`.
-unsafe fn in_progress_in(
+unsafe fn conflict_in(
     rel: pg_sys::Relation,
     index: pg_sys::Relation,
     tuple: pg_sys::HeapTuple,
-) -> Option<pg_sys::TransactionId> {
+) -> Conflict {
     // SAFETY: by the caller's contract.
     unsafe {
         let form = (*index).rd_index;
@@ -551,7 +562,7 @@ unsafe fn in_progress_in(
             if isnull {
                 if !(*form).indnullsnotdistinct {
                     // A NULL conflicts with nothing.
-                    return None;
+                    return Conflict::None;
                 }
                 pg_sys::ScanKeyEntryInitialize(
                     &mut keys[i],
@@ -574,7 +585,7 @@ unsafe fn in_progress_in(
                 pg_sys::BTEqualStrategyNumber as i16,
             );
             if op == pg_sys::InvalidOid {
-                return None;
+                return Conflict::None;
             }
             pg_sys::ScanKeyEntryInitialize(
                 &mut keys[i],
@@ -598,11 +609,15 @@ unsafe fn in_progress_in(
             0,
         );
         let slot = pg_sys::table_slot_create(rel, std::ptr::null_mut());
-        let mut found = None;
+        let mut found = Conflict::None;
         while pg_sys::index_getnext_slot(scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
-            if let Inserter::InProgress(xid) = inserter(slot) {
-                found = Some(xid);
-                break;
+            match inserter(slot) {
+                Inserter::Visible => {
+                    found = Conflict::Stored;
+                    break;
+                }
+                Inserter::InProgress(xid) => found = Conflict::InProgress(xid),
+                Inserter::Aborted => {}
             }
         }
         pg_sys::index_endscan(scan);

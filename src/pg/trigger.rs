@@ -238,78 +238,6 @@ fn updates_document(
     })
 }
 
-/// Whether a row of `tbl` already holds the new row's values in one of its unique
-/// indexes other than the primary key (plain key columns, no predicate, checked
-/// at once: `ON CONFLICT` takes no deferrable index), so that an `INSERT … ON
-/// CONFLICT` on that index (`ON CONFLICT (url)` with a surrogate key) will update
-/// it rather than insert. A NULL conflicts only under `NULLS NOT DISTINCT`. Read
-/// as the table's owner, with a new snapshot, as a writer's lookups are.
-fn conflicts_on_unique(tbl: pg_sys::Oid, row: &Row) -> bool {
-    let indexes: Vec<(Vec<String>, bool)> = Spi::connect(|c| {
-        c.select(
-        "SELECT pg_catalog.array_agg(a.attname::pg_catalog.text ORDER BY k.ord), i.indnullsnotdistinct \
-         FROM pg_catalog.pg_index i, pg_catalog.unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord), \
-              pg_catalog.pg_attribute a \
-         WHERE i.indrelid = $1 AND i.indisunique AND NOT i.indisprimary AND i.indisvalid \
-           AND i.indimmediate AND i.indpred IS NULL AND i.indexprs IS NULL \
-           AND k.ord <= i.indnkeyatts \
-           AND a.attrelid = i.indrelid AND a.attnum = k.attnum \
-         GROUP BY i.indexrelid, i.indnullsnotdistinct",
-        None,
-        &[tbl.into()],
-    )
-        .map(|t| {
-            t.filter_map(|r| {
-                Some((
-                    r.get::<Vec<String>>(1).ok().flatten()?,
-                    r.get::<bool>(2).ok().flatten().unwrap_or(false),
-                ))
-            })
-            .collect()
-        })
-        .unwrap_or_default()
-    });
-    if indexes.is_empty() {
-        return false;
-    }
-    privilege::require_owner_reads(tbl);
-    let name = lookup::relation_text(tbl).unwrap_or_default();
-    'index: for (cols, nulls_not_distinct) in indexes {
-        let mut args = Vec::with_capacity(cols.len());
-        let mut conds = Vec::with_capacity(cols.len());
-        for c in &cols {
-            let Some(col) = row.col(c) else {
-                continue 'index;
-            };
-            let name = pgrx::spi::quote_identifier(c);
-            match row.datum(col) {
-                // SAFETY: the datum is of the column's type, from the trigger's
-                // tuple, which outlives the query.
-                Some(d) => {
-                    args.push(unsafe { pgrx::datum::DatumWithOid::new(d, col.typid) });
-                    conds.push(format!("r.{name} = ${}", args.len()));
-                }
-                None if nulls_not_distinct => conds.push(format!("r.{name} IS NULL")),
-                // A NULL conflicts with nothing.
-                None => continue 'index,
-            }
-        }
-        let sql = format!(
-            "SELECT 1 FROM {name} AS r WHERE {} LIMIT 1",
-            conds.join(" AND ")
-        );
-        let found = privilege::as_table_owner(tbl, || {
-            Spi::connect_mut(|c| {
-                !crate::pg::cache::select_new_snapshot(c, &sql, Some(1), &args).is_empty()
-            })
-        });
-        if found {
-            return true;
-        }
-    }
-    false
-}
-
 /// An identity of a stored document's bytes, to recognise it again within a
 /// statement (see `txdelta::Statement::take_move_delete`): the content hash its
 /// header carries (see `document::content_key`).
@@ -597,26 +525,24 @@ fn row_trigger<'a>(
     // An inserted duplicate whose key a row has already is headed for that row's
     // ON CONFLICT clause (or a unique violation): an upsert is an update of that
     // row, which 'skip' and 'error' store and mark, so it is not refused here.
-    // A conflicting row another transaction inserted and has not committed is
-    // waited for, as PostgreSQL's own check waits, and the rows are looked at
-    // again: an upsert racing the insert of its key would otherwise be refused.
-    let upsert = !is_update
-        && checked.original.is_some()
-        && cfg.action != Action::Mark
-        && loop {
-            if self_key
-                .as_deref()
-                .is_some_and(|k| as_owner(|| ingest::row_exists(&cfg, k, true)))
-                || as_owner(|| conflicts_on_unique(tbl, &row))
-            {
-                break true;
-            }
+    // A row that holds the new row's values in a unique index an `ON CONFLICT` can
+    // take (the primary key, or `ON CONFLICT (url)` with a surrogate key) is the
+    // one the insert is headed for. One another transaction inserted and has not
+    // committed is waited for, as PostgreSQL's own check waits, and the indexes
+    // are looked at again: an upsert racing the insert of its key would otherwise
+    // be refused.
+    let upsert = !is_update && checked.original.is_some() && cfg.action != Action::Mark && {
+        // The table is read as its owner, who must be able to.
+        privilege::require_owner_reads(tbl);
+        loop {
             // SAFETY: the trigger's relation, open while it fires, and its new row.
-            match unsafe { crate::pg::scan::in_progress_conflict(rel, new_tuple) } {
-                Some(xid) => crate::pg::keylocks::wait_for(xid),
-                None => break false,
+            match unsafe { crate::pg::scan::unique_conflict(rel, new_tuple) } {
+                crate::pg::scan::Conflict::Stored => break true,
+                crate::pg::scan::Conflict::InProgress(xid) => crate::pg::keylocks::wait_for(xid),
+                crate::pg::scan::Conflict::None => break false,
             }
-        };
+        }
+    };
     if upsert && checked.doc.is_none() {
         checked = check(ingest::Store::Always);
     }
