@@ -532,7 +532,7 @@ unsafe fn detached_by(stmt: *mut pg_sys::AlterTableStmt) -> Vec<pg_sys::Oid> {
 /// `dedup._detached_partitions()`: the tables the `ALTER TABLE … DETACH
 /// PARTITION` being run detached (see [`DETACHING`]). The event trigger at its
 /// end takes those out of their enabled table whoever owns them: PostgreSQL
-/// detached them from it. Not executable by PUBLIC.
+/// detached them from it. (What it tells is the session's own command.)
 #[pg_extern(volatile, parallel_unsafe)]
 fn _detached_partitions() -> Vec<pg_sys::Oid> {
     DETACHING.with(|d| d.borrow().clone())
