@@ -955,3 +955,20 @@ RESET ROLE;
 REVOKE CREATE ON SCHEMA public FROM sec_nosel_owner;
 DROP ROLE sec_nosel_owner;
 DROP ROLE sec_nosel_reader;
+-- enable's backfill body weighs with the collection's statistics: a reader of one
+-- table of a shared collection gets 42501 from it, as from dedup.pairs.
+CREATE ROLE sec_orig_reader;
+CREATE TABLE sec_orig_pub (id int PRIMARY KEY, body text);
+CREATE TABLE sec_orig_secret (id int PRIMARY KEY, body text);
+SELECT dedup.create_collection('sec_orig');
+SELECT dedup.enable('sec_orig_pub', 'body', collection => 'sec_orig'),
+       dedup.enable('sec_orig_secret', 'body', collection => 'sec_orig');
+GRANT SELECT ON sec_orig_pub TO sec_orig_reader;
+SET ROLE sec_orig_reader;
+SELECT err($$SELECT count(*) FROM dedup.pairs('sec_orig_pub')$$);
+SELECT err($$SELECT count(*) FROM dedup._originals('sec_orig_pub'::regclass, NULL)$$);
+RESET ROLE;
+SELECT dedup.disable('sec_orig_pub'), dedup.disable('sec_orig_secret');
+DROP TABLE sec_orig_pub, sec_orig_secret;
+SELECT dedup.drop_collection('sec_orig');
+DROP ROLE sec_orig_reader;
