@@ -34,24 +34,23 @@ pub fn count_partition(tbl: pg_sys::Oid, part: pg_sys::Oid, sign: i32) -> i64 {
             let mut cur = c.open_cursor(sql.as_str(), &[]);
             loop {
                 pgrx::check_for_interrupts!();
-                let docs = crate::pg::fetch_batch(&mut cur, 1000, |batch| {
-                    batch
-                        .into_iter()
-                        .filter_map(|r| r.get::<DocumentDatum>(1).ok().flatten())
-                        .collect::<Vec<_>>()
+                // A batch holds pointers to its documents, read one at a time.
+                let fetched = crate::pg::fetch_batch(&mut cur, 1000, |batch| {
+                    let fetched = batch.len();
+                    for d in batch.filter_map(|r| r.get::<DocumentDatum>(1).ok().flatten()) {
+                        let doc = d.decode();
+                        if sign < 0 {
+                            stats::remove(cfg.coll.id, &doc, None);
+                        } else {
+                            stats::add(cfg.coll.id, &doc, None);
+                        }
+                        n += 1;
+                    }
+                    fetched
                 })
                 .unwrap_or_else(|e| spi_err(e));
-                if docs.is_empty() {
+                if fetched == 0 {
                     break;
-                }
-                for d in docs {
-                    let doc = d.decode();
-                    if sign < 0 {
-                        stats::remove(cfg.coll.id, &doc, None);
-                    } else {
-                        stats::add(cfg.coll.id, &doc, None);
-                    }
-                    n += 1;
                 }
             }
         })

@@ -211,6 +211,17 @@ pub fn fetch_batch<R>(
     Ok(r)
 }
 
+/// The uncompressed size of the document in column `ordinal` of a fetched row,
+/// read from its header or TOAST pointer (nothing is detoasted); 0 for NULL or a
+/// column of another type. What [`crate::chunks::Runs`] cuts a batch by.
+pub fn stored_size(r: &pgrx::spi::SpiHeapTupleData<'_>, ordinal: usize) -> usize {
+    use crate::pg::types::StoredDoc;
+    r.get::<crate::pg::types::DocRef>(ordinal)
+        .ok()
+        .flatten()
+        .map_or(0, |d| d.raw_size())
+}
+
 /// An SPI failure that no user input should cause. Raised as XX000.
 pub fn spi_err(e: pgrx::spi::Error) -> ! {
     raise(DedupError::Internal(format!("SPI error: {e}")))

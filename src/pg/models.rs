@@ -2,6 +2,7 @@
 //! `pair_score`, `explain_pair`, `evaluate`, model export/import, source
 //! authority, and the per-backend model cache.
 
+use crate::chunks::{Runs, RUN_BYTES};
 use crate::decide;
 use crate::document::Document;
 use crate::error::DedupError;
@@ -529,32 +530,39 @@ const TRAIN_COLUMNS: &str =
 const PAIRS_BATCH: i64 = 256;
 
 /// Calls `f` with the rows of a user query returning [`TRAIN_COLUMNS`], read
-/// through a cursor [`PAIRS_BATCH`] rows at a time, so that memory holds one batch
-/// (and whatever `f` keeps), however many rows the query returns. Rows with a NULL
-/// document are skipped, and so are rows whose two labels are both NULL; a NULL
-/// label is unknown (None): that direction is no example. Stops reading when `f`
-/// returns false.
+/// through a cursor [`PAIRS_BATCH`] rows at a time and handed over in runs of
+/// at most [`RUN_BYTES`] of documents (`chunks::Runs`), so that memory holds one
+/// run (and whatever `f` keeps), however many rows the query returns and however
+/// long its documents. Rows with a NULL document are skipped, and so are rows
+/// whose two labels are both NULL; a NULL label is unknown (None): that direction
+/// is no example. Stops reading when `f` returns false.
 ///
 /// Interrupts: the executor checks for them while it runs the query; the copy of
 /// its rows checks once per row.
-fn each_labelled_pair(
-    query: &str,
-    mut f: impl FnMut(DocumentDatum, DocumentDatum, Option<bool>, Option<bool>) -> bool,
-) {
+fn each_labelled_pair(query: &str, mut f: impl FnMut(Vec<LabelledPair>) -> bool) {
     Spi::connect(|c| {
         let mut cursor = crate::pg::pairs_cursor(c, query, TRAIN_COLUMNS);
-        loop {
-            // A batch is copied out before `f` runs: `f` may run queries of its own.
-            let (fetched, batch) = crate::pg::fetch_batch(&mut cursor, PAIRS_BATCH, |t| {
+        let mut go_on = true;
+        while go_on {
+            // `f` runs while the batch is open: its queries run in a connection of
+            // their own, and the batch's rows stay as they were fetched.
+            let fetched = crate::pg::fetch_batch(&mut cursor, PAIRS_BATCH, |t| {
                 if t.columns().is_ok_and(|n| n < 4) {
                     raise(DedupError::invalid_parameter(format!(
                         "pairs query must return {TRAIN_COLUMNS}"
                     )));
                 }
                 let fetched = t.len();
-                let mut rows = Vec::with_capacity(fetched);
+                let mut runs = Runs::new(RUN_BYTES);
                 for r in t {
                     pgrx::check_for_interrupts!();
+                    let size = crate::pg::stored_size(&r, 1) + crate::pg::stored_size(&r, 2);
+                    if let Some(run) = runs.make_room(size) {
+                        go_on = f(run);
+                        if !go_on {
+                            return fetched;
+                        }
+                    }
                     let a = r
                         .get::<DocumentDatum>(1)
                         .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e));
@@ -569,21 +577,18 @@ fn each_labelled_pair(
                         .unwrap_or_else(|e| query_err(TRAIN_COLUMNS, e));
                     if let (Some(a), Some(b)) = (a, b) {
                         if ab.is_some() || ba.is_some() {
-                            rows.push((a, b, ab, ba));
+                            runs.push(size, (a, b, ab, ba));
                         }
                     }
                 }
-                (fetched, rows)
+                let last = runs.finish();
+                if !last.is_empty() {
+                    go_on = f(last);
+                }
+                fetched
             })
             .unwrap_or_else(|e| crate::pg::query_refused(TRAIN_COLUMNS, e));
-            if fetched == 0 {
-                break;
-            }
-            for (a, b, ab, ba) in batch {
-                if !f(a, b, ab, ba) {
-                    return;
-                }
-            }
+            go_on &= fetched > 0;
         }
     })
 }
@@ -591,18 +596,6 @@ fn each_labelled_pair(
 /// A labelled pair of a user query: the two documents and whether a duplicates b
 /// and b duplicates a (None: not known).
 type LabelledPair = (DocumentDatum, DocumentDatum, Option<bool>, Option<bool>);
-
-/// The labelled pairs of a user query (see [`each_labelled_pair`]), at most
-/// `max + 1` of them: one more than `max` tells the caller there were too many,
-/// without reading the rest.
-fn labelled_pairs(query: &str, max: usize) -> Vec<LabelledPair> {
-    let mut out = Vec::new();
-    each_labelled_pair(query, |a, b, ab, ba| {
-        out.push((a, b, ab, ba));
-        out.len() <= max
-    });
-    out
-}
 
 /// The examples, ρ(a,b) and ρ(b,a), of each labelled pair: one a known label.
 /// Checks for interrupts once per pair (each is two decodes, maybe a statistics
@@ -660,14 +653,23 @@ fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonArg, 
     let coll = collections::load(collection);
     privilege::require_configuration("dedup.models", "INSERT", "dedup.train");
     let opts = TrainOptions::from_json(&options.0, N_FEATURES, &FEATURE_NAMES).or_raise();
-    let pairs = labelled_pairs(pairs, svm::MAX_TRAIN_PAIRS);
-    if pairs.len() < 10 {
+    // Each run of pairs is weighed as it is read, so memory holds the examples
+    // and one run of documents. The pairs query runs with the caller's
+    // search_path; the extension's own queries with a pinned one (the caller, with
+    // the configuration rights, may have another role's schema on its path).
+    let (mut n_pairs, mut ex) = (0usize, Vec::new());
+    each_labelled_pair(pairs, |run| {
+        n_pairs += run.len();
+        if n_pairs <= svm::MAX_TRAIN_PAIRS {
+            ex.extend(crate::pg::guc_scope::pinned_path(|| examples(&coll, run)));
+        }
+        n_pairs <= svm::MAX_TRAIN_PAIRS
+    });
+    if n_pairs < 10 {
         raise(DedupError::invalid_parameter(format!(
-            "training needs at least 10 labelled pairs, got {}",
-            pairs.len()
+            "training needs at least 10 labelled pairs, got {n_pairs}"
         )));
     }
-    let n_pairs = pairs.len();
     if n_pairs > svm::MAX_TRAIN_PAIRS {
         raise(DedupError::TooLarge {
             msg: format!(
@@ -679,10 +681,7 @@ fn train(model: &str, collection: &str, pairs: &str, options: default!(JsonArg, 
             ),
         });
     }
-    // The pairs query ran with the caller's search_path; the extension's own
-    // queries run with a pinned one (the caller, with the configuration rights,
-    // may have another role's schema on its path).
-    crate::pg::guc_scope::pinned_path(|| fit_and_store(model, &coll, &opts, pairs))
+    crate::pg::guc_scope::pinned_path(|| fit_and_store(model, &coll, &opts, ex, n_pairs))
 }
 
 /// `train`'s fit of `pairs` and its store as `model`.
@@ -690,9 +689,9 @@ fn fit_and_store(
     model: &str,
     coll: &Collection,
     opts: &TrainOptions,
-    pairs: Vec<LabelledPair>,
+    ex: Vec<Example>,
+    n_pairs: usize,
 ) -> JsonB {
-    let n_pairs = pairs.len();
     // The locks the store at the end takes, taken before the fit: a session that
     // holds the models table or the model's row makes train wait, or fail under
     // lock_timeout, now rather than after a fit of minutes (an audit lost a 40 s
@@ -703,7 +702,6 @@ fn fit_and_store(
         &[model.into()],
     )
     .unwrap_or_else(|e| spi_err(e));
-    let ex = examples(coll, pairs);
     let report = svm::train_checked(&ex, opts, &mut crate::pg::interrupts()).or_raise();
     let features: Vec<String> = report
         .model
@@ -814,18 +812,21 @@ pub fn _evaluate(
     let (m, coll) = pair_judge(model, "dedup.evaluate");
     // One pair at a time: memory holds a batch of the query's rows, not all.
     let mut c = crate::metrics::Confusion::default();
-    each_labelled_pair(pairs, |a, b, ab, ba| {
-        // The model alone (or the rule), as explain_pair shows it: no exact-copy
-        // floor (see `scores`).
-        let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &coll));
-        let (xab, xba) = both_ways(&a, &b);
-        let dup = |x: &[f64; N_FEATURES]| match m.as_deref() {
-            Some(m) => m.model.predict(x),
-            None => decide::threshold_rule(x) > 0.0,
-        };
-        for (x, y) in [(xab, ab), (xba, ba)] {
-            if let Some(y) = y {
-                c.add(dup(&x), y);
+    each_labelled_pair(pairs, |run| {
+        for (a, b, ab, ba) in run {
+            pgrx::check_for_interrupts!();
+            // The model alone (or the rule), as explain_pair shows it: no
+            // exact-copy floor (see `scores`).
+            let (a, b) = privilege::as_owner(|| weigh_pair(&a, &b, &coll));
+            let (xab, xba) = both_ways(&a, &b);
+            let dup = |x: &[f64; N_FEATURES]| match m.as_deref() {
+                Some(m) => m.model.predict(x),
+                None => decide::threshold_rule(x) > 0.0,
+            };
+            for (x, y) in [(xab, ab), (xba, ba)] {
+                if let Some(y) = y {
+                    c.add(dup(&x), y);
+                }
             }
         }
         true
@@ -1048,21 +1049,23 @@ fn learn_authority(collection: &str, pairs: &str) -> i64 {
     let coll = collections::load(collection);
     privilege::require_configuration("dedup.sources", "INSERT", "dedup.learn_authority");
     let mut counts: HashMap<String, (i64, i64)> = HashMap::new();
-    each_labelled_pair(pairs, |a, b, ab, ba| {
-        pgrx::check_for_interrupts!();
-        let (a, b) = (a.decode(), b.decode());
-        let (orig, dup) = match (ab, ba) {
-            (Some(true), Some(false)) => (b.source, a.source),
-            (Some(false), Some(true)) => (a.source, b.source),
-            _ => return true,
-        };
-        if let Some(o) = orig {
-            let e = counts.entry(o).or_default();
-            e.0 += 1;
-            e.1 += 1;
-        }
-        if let Some(d) = dup {
-            counts.entry(d).or_default().1 += 1;
+    each_labelled_pair(pairs, |run| {
+        for (a, b, ab, ba) in run {
+            pgrx::check_for_interrupts!();
+            let (a, b) = (a.decode(), b.decode());
+            let (orig, dup) = match (ab, ba) {
+                (Some(true), Some(false)) => (b.source, a.source),
+                (Some(false), Some(true)) => (a.source, b.source),
+                _ => continue,
+            };
+            if let Some(o) = orig {
+                let e = counts.entry(o).or_default();
+                e.0 += 1;
+                e.1 += 1;
+            }
+            if let Some(d) = dup {
+                counts.entry(d).or_default().1 += 1;
+            }
         }
         true
     });

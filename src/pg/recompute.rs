@@ -2,7 +2,7 @@
 //! from its tables' stored documents, in TID-range chunks; and `staleness`, how far
 //! they moved since.
 
-use crate::chunks::tid_chunks;
+use crate::chunks::{tid_chunks, Runs, RUN_BYTES};
 use crate::error::DedupError;
 use crate::pg::collections::{load, Collection};
 use crate::pg::lookup;
@@ -372,62 +372,32 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
                 let mut cur = c.open_cursor(sql.as_str(), &[]);
                 loop {
                     pgrx::check_for_interrupts!();
-                    let fetched = crate::pg::fetch_batch(&mut cur, SIGN_BATCH, |batch| {
-                        let mut ids: Vec<String> = Vec::with_capacity(batch.len());
-                        let mut docs: Vec<crate::document::Document> =
-                            Vec::with_capacity(batch.len());
-                        let mut stored: Vec<Option<SignatureDatum>> =
-                            Vec::with_capacity(batch.len());
+                    // A batch holds pointers to its rows' documents; they are
+                    // read, decoded and signed a run at a time (`chunks::Runs`).
+                    let n = crate::pg::fetch_batch(&mut cur, SIGN_BATCH, |batch| {
                         let n = batch.len();
+                        let mut runs = Runs::new(RUN_BYTES);
                         for r in batch {
+                            let size = crate::pg::stored_size(&r, 2);
+                            if let Some(run) = runs.make_room(size) {
+                                done += sign_run(coll, &opts, run);
+                            }
                             let (Some(id), Some(d)) = (
                                 r.get::<String>(1).ok().flatten(),
                                 r.get::<DocumentDatum>(2).ok().flatten(),
                             ) else {
                                 continue;
                             };
-                            ids.push(id);
-                            docs.push(d.decode());
-                            stored.push(r.get::<SignatureDatum>(3).ok().flatten());
+                            let stored = r.get::<SignatureDatum>(3).ok().flatten();
+                            runs.push(size, (id, d.decode(), stored));
                         }
-                        (n, ids, docs, stored)
+                        done += sign_run(coll, &opts, runs.finish());
+                        n
                     })
                     .unwrap_or_else(|e| spi_err(e));
-                    let (n, ids, docs, stored) = fetched;
                     if n == 0 {
                         break;
                     }
-                    done += ids.len() as i64;
-                    as_owner(|| {
-                        let mut w = crate::pg::weigher::Weigher::new(coll, None);
-                        w.prefetch(docs.iter());
-                        // Only the rows whose signature changes are written: the
-                        // update rewrites a row and fires the table's triggers.
-                        let (ids, sigs): (Vec<String>, Vec<SignatureDatum>) = docs
-                            .iter()
-                            .zip(ids)
-                            .zip(stored)
-                            .filter_map(|((d, id), old)| {
-                                let (body, _) = w.weights(d);
-                                let new = SignatureDatum::from_signature(
-                                    &crate::signature::signature(d, &body, &opts),
-                                );
-                                (old.as_ref().map(|o| &o.0) != Some(&new.0)).then_some((id, new))
-                            })
-                            .unzip();
-                        if ids.is_empty() {
-                            return;
-                        }
-                        Spi::connect_mut(|c| {
-                            c.update(
-                                "INSERT INTO pg_temp._dedup_signatures \
-                                 SELECT r::pg_catalog.tid, s FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2)) AS u(r, s)",
-                                None,
-                                &[ids.into(), sigs.into()],
-                            )
-                            .unwrap_or_else(|e| spi_err(e));
-                        });
-                    });
                 }
             })
         });
@@ -455,6 +425,48 @@ fn refresh_derived(coll: &Collection, tbl: pg_sys::Oid, doc_col: &str, sig_col: 
         })
     });
     privilege::owner_temp_ddl("DROP TABLE pg_temp._dedup_signatures");
+}
+
+/// Signs a run of rows of [`refresh_derived`] with the collection's statistics
+/// (read as the extension's owner) and puts the signatures that change into the
+/// temporary table; the rows in the run.
+fn sign_run(
+    coll: &Collection,
+    opts: &crate::signature::SignatureOptions,
+    run: Vec<(String, crate::document::Document, Option<SignatureDatum>)>,
+) -> i64 {
+    let n = run.len() as i64;
+    if run.is_empty() {
+        return 0;
+    }
+    as_owner(|| {
+        let mut w = crate::pg::weigher::Weigher::new(coll, None);
+        w.prefetch(run.iter().map(|(_, d, _)| d));
+        // Only the rows whose signature changes are written: the update rewrites
+        // a row and fires the table's triggers.
+        let (ids, sigs): (Vec<String>, Vec<SignatureDatum>) = run
+            .into_iter()
+            .filter_map(|(id, d, old)| {
+                let (body, _) = w.weights(&d);
+                let new =
+                    SignatureDatum::from_signature(&crate::signature::signature(&d, &body, opts));
+                (old.as_ref().map(|o| &o.0) != Some(&new.0)).then_some((id, new))
+            })
+            .unzip();
+        if ids.is_empty() {
+            return;
+        }
+        Spi::connect_mut(|c| {
+            c.update(
+                "INSERT INTO pg_temp._dedup_signatures \
+                 SELECT r::pg_catalog.tid, s FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2)) AS u(r, s)",
+                None,
+                &[ids.into(), sigs.into()],
+            )
+            .unwrap_or_else(|e| spi_err(e));
+        });
+    });
+    n
 }
 
 /// Rows signed per query of [`refresh_derived`].

@@ -85,6 +85,57 @@ mod tests {
         })
     }
 
+    /// Rows of long documents are read a run of at most `chunks::RUN_BYTES` of
+    /// documents at a time (64 kB in this build), not a batch at once: no row is
+    /// lost or read twice where a run ends. Five documents of about 30 kB: runs of
+    /// one pair, and of two rows.
+    #[pg_test]
+    fn runs_of_long_documents_read_every_row_once() -> Result<(), pgrx::spi::Error> {
+        assert_eq!(crate::chunks::RUN_BYTES, 64 * 1024);
+        Spi::run("SELECT dedup.create_collection('long')")?;
+        Spi::run("CREATE TABLE long_docs (id int PRIMARY KEY, body text)")?;
+        Spi::run("SELECT dedup.enable('long_docs', 'body', collection => 'long')")?;
+        Spi::run(
+            "INSERT INTO long_docs SELECT g, (SELECT string_agg(md5((i * g)::text), ' ') \
+             FROM generate_series(1, 600) i) FROM generate_series(1, 5) g",
+        )?;
+        let long = Spi::get_one::<i64>(
+            "SELECT count(*) FILTER (WHERE octet_length(dedup._document_send(dedup_doc)) \
+             BETWEEN 25000 AND 40000) FROM long_docs",
+        )?;
+        assert_eq!(long, Some(5));
+        let pairs = "SELECT a.dedup_doc, b.dedup_doc, a.id = 1, NULL::bool \
+                     FROM long_docs a JOIN long_docs b ON b.id <> a.id";
+        let fq = Spi::get_two::<i64, i64>(
+            "SELECT total_pairs, duplicates FROM dedup.filter_quality($q$\
+             SELECT a.dedup_doc, b.dedup_doc, 'long', a.id = 1 \
+             FROM long_docs a JOIN long_docs b ON b.id <> a.id$q$)",
+        )?;
+        assert_eq!(fq, (Some(20), Some(4)));
+        let ev = Spi::get_two::<i64, i64>(&format!(
+            "SELECT tp + fp + fn_ + tn, tp + fn_ FROM dedup.evaluate('default', $q${pairs}$q$) \
+             AS e(tp, fp, fn_, tn)"
+        ))?;
+        assert_eq!(ev, (Some(20), Some(4)));
+        let trained = Spi::get_one::<JsonB>(&format!(
+            "SELECT dedup.train('long_model', 'long', $q${pairs}$q$, '{{\"folds\": 2}}')"
+        ))?
+        .expect("a report");
+        assert_eq!(trained.0["pairs"], 20);
+        assert_eq!(trained.0["examples"], 20);
+        assert_eq!(trained.0["positives"], 4);
+        Spi::run("UPDATE long_docs SET dedup_sig = NULL")?;
+        assert_eq!(
+            Spi::get_one::<i64>("SELECT dedup.recompute('long')")?,
+            Some(5)
+        );
+        assert_eq!(
+            Spi::get_one::<i64>("SELECT count(dedup_sig) FROM long_docs")?,
+            Some(5)
+        );
+        Ok(())
+    }
+
     #[pg_test]
     fn min_word_length_guc_reaches_the_analysis() -> Result<(), pgrx::spi::Error> {
         Spi::run("SET dedup.min_word_length = 6")?;
