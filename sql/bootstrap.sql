@@ -37,6 +37,26 @@ CREATE TYPE dedup.document (
 COMMENT ON TYPE dedup.document IS
     'Document model of a text: stemmed body and title terms, numbers, sentences, paragraphs, counts and metadata';
 
+-- Equality: the same stored bytes, as bytea's (its own C functions read any
+-- varlena). What a UNION, a DISTINCT, a comparison of whole rows and logical
+-- replication's REPLICA IDENTITY FULL look up for each column.
+CREATE FUNCTION dedup._document_eq(dedup.document, dedup.document) RETURNS boolean
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE internal AS 'byteaeq';
+CREATE FUNCTION dedup._document_hash(dedup.document) RETURNS int4
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE internal AS 'hashvarlena';
+CREATE OPERATOR dedup.= (
+    LEFTARG = dedup.document,
+    RIGHTARG = dedup.document,
+    FUNCTION = dedup._document_eq,
+    COMMUTATOR = OPERATOR(dedup.=),
+    RESTRICT = eqsel,
+    JOIN = eqjoinsel,
+    HASHES
+);
+CREATE OPERATOR CLASS dedup.document_hash_ops DEFAULT FOR TYPE dedup.document USING hash AS
+    OPERATOR 1 dedup.= (dedup.document, dedup.document),
+    FUNCTION 1 dedup._document_hash(dedup.document);
+
 -- ---------------------------------------------------------------------------
 -- dedup.signature: a scheme tag and a small sorted set of 32-bit keys
 -- ---------------------------------------------------------------------------
@@ -61,6 +81,24 @@ CREATE TYPE dedup.signature (
 );
 COMMENT ON TYPE dedup.signature IS
     'Candidate signature: a scheme (imatch, topwords, longest) and a sorted set of 32-bit keys, e.g. imatch:{12,345}';
+
+-- Equality: the same stored bytes, as for dedup.document.
+CREATE FUNCTION dedup._signature_eq(dedup.signature, dedup.signature) RETURNS boolean
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE internal AS 'byteaeq';
+CREATE FUNCTION dedup._signature_hash(dedup.signature) RETURNS int4
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE internal AS 'hashvarlena';
+CREATE OPERATOR dedup.= (
+    LEFTARG = dedup.signature,
+    RIGHTARG = dedup.signature,
+    FUNCTION = dedup._signature_eq,
+    COMMUTATOR = OPERATOR(dedup.=),
+    RESTRICT = eqsel,
+    JOIN = eqjoinsel,
+    HASHES
+);
+CREATE OPERATOR CLASS dedup.signature_hash_ops DEFAULT FOR TYPE dedup.signature USING hash AS
+    OPERATOR 1 dedup.= (dedup.signature, dedup.signature),
+    FUNCTION 1 dedup._signature_hash(dedup.signature);
 
 -- ---------------------------------------------------------------------------
 -- dedup.verdict: the four outcomes of comparing a pair in both directions

@@ -74,6 +74,18 @@ COMMENT ON FUNCTION dedup._signature_in(cstring) IS 'Input function of dedup.sig
 COMMENT ON FUNCTION dedup._signature_out(dedup.signature) IS 'Output function of dedup.signature (scheme:{keys})';
 COMMENT ON FUNCTION dedup._signature_recv(internal) IS 'Binary input function of dedup.signature';
 COMMENT ON FUNCTION dedup._signature_send(dedup.signature) IS 'Binary output function of dedup.signature';
+COMMENT ON FUNCTION dedup._document_eq(dedup.document, dedup.document) IS 'The = operator of dedup.document: the same stored bytes';
+COMMENT ON FUNCTION dedup._document_hash(dedup.document) IS 'Hash support of dedup.document: a hash of its stored bytes';
+COMMENT ON OPERATOR dedup.= (dedup.document, dedup.document) IS 'the same document: equal stored bytes';
+COMMENT ON OPERATOR FAMILY dedup.document_hash_ops USING hash IS 'Hash operator family of dedup.document: equality of stored bytes';
+COMMENT ON OPERATOR CLASS dedup.document_hash_ops USING hash IS
+    'Default hash operator class of dedup.document: the equality a UNION, DISTINCT, row comparison or REPLICA IDENTITY FULL uses';
+COMMENT ON FUNCTION dedup._signature_eq(dedup.signature, dedup.signature) IS 'The = operator of dedup.signature: the same stored bytes';
+COMMENT ON FUNCTION dedup._signature_hash(dedup.signature) IS 'Hash support of dedup.signature: a hash of its stored bytes';
+COMMENT ON OPERATOR dedup.= (dedup.signature, dedup.signature) IS 'the same signature: equal stored bytes';
+COMMENT ON OPERATOR FAMILY dedup.signature_hash_ops USING hash IS 'Hash operator family of dedup.signature: equality of stored bytes';
+COMMENT ON OPERATOR CLASS dedup.signature_hash_ops USING hash IS
+    'Default hash operator class of dedup.signature: the equality a UNION, DISTINCT, row comparison or REPLICA IDENTITY FULL uses';
 COMMENT ON FUNCTION dedup._signature_match(dedup.signature, dedup.signature) IS
     'The % operator: whether two signatures share enough keys (the setting dedup.min_shared_keys, or dedup.similarity_threshold for the longest scheme; the trigger uses its collection''s)';
 COMMENT ON FUNCTION dedup._gin_extract_value(dedup.signature, internal, internal) IS 'GIN support: the keys of an indexed signature';

@@ -99,6 +99,44 @@ BEGIN
     RETURN dedup._recompute(collection, tbl::oid, doc_column::text);
 END $$;
 
+-- Equality: the same stored bytes, as bytea's (its own C functions read any
+-- varlena). What a UNION, a DISTINCT, a comparison of whole rows and logical
+-- replication's REPLICA IDENTITY FULL look up for each column.
+CREATE FUNCTION dedup._document_eq(dedup.document, dedup.document) RETURNS boolean
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE internal AS 'byteaeq';
+CREATE FUNCTION dedup._document_hash(dedup.document) RETURNS int4
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE internal AS 'hashvarlena';
+CREATE OPERATOR dedup.= (
+    LEFTARG = dedup.document,
+    RIGHTARG = dedup.document,
+    FUNCTION = dedup._document_eq,
+    COMMUTATOR = OPERATOR(dedup.=),
+    RESTRICT = eqsel,
+    JOIN = eqjoinsel,
+    HASHES
+);
+CREATE OPERATOR CLASS dedup.document_hash_ops DEFAULT FOR TYPE dedup.document USING hash AS
+    OPERATOR 1 dedup.= (dedup.document, dedup.document),
+    FUNCTION 1 dedup._document_hash(dedup.document);
+
+-- Equality: the same stored bytes, as for dedup.document.
+CREATE FUNCTION dedup._signature_eq(dedup.signature, dedup.signature) RETURNS boolean
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE internal AS 'byteaeq';
+CREATE FUNCTION dedup._signature_hash(dedup.signature) RETURNS int4
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE internal AS 'hashvarlena';
+CREATE OPERATOR dedup.= (
+    LEFTARG = dedup.signature,
+    RIGHTARG = dedup.signature,
+    FUNCTION = dedup._signature_eq,
+    COMMUTATOR = OPERATOR(dedup.=),
+    RESTRICT = eqsel,
+    JOIN = eqjoinsel,
+    HASHES
+);
+CREATE OPERATOR CLASS dedup.signature_hash_ops DEFAULT FOR TYPE dedup.signature USING hash AS
+    OPERATOR 1 dedup.= (dedup.signature, dedup.signature),
+    FUNCTION 1 dedup._signature_hash(dedup.signature);
+
 -- New C functions.
 CREATE  FUNCTION "collection_limits"(
 	"collection" TEXT /* & str */
@@ -1947,6 +1985,18 @@ COMMENT ON FUNCTION dedup._signature_in(cstring) IS 'Input function of dedup.sig
 COMMENT ON FUNCTION dedup._signature_out(dedup.signature) IS 'Output function of dedup.signature (scheme:{keys})';
 COMMENT ON FUNCTION dedup._signature_recv(internal) IS 'Binary input function of dedup.signature';
 COMMENT ON FUNCTION dedup._signature_send(dedup.signature) IS 'Binary output function of dedup.signature';
+COMMENT ON FUNCTION dedup._document_eq(dedup.document, dedup.document) IS 'The = operator of dedup.document: the same stored bytes';
+COMMENT ON FUNCTION dedup._document_hash(dedup.document) IS 'Hash support of dedup.document: a hash of its stored bytes';
+COMMENT ON OPERATOR dedup.= (dedup.document, dedup.document) IS 'the same document: equal stored bytes';
+COMMENT ON OPERATOR FAMILY dedup.document_hash_ops USING hash IS 'Hash operator family of dedup.document: equality of stored bytes';
+COMMENT ON OPERATOR CLASS dedup.document_hash_ops USING hash IS
+    'Default hash operator class of dedup.document: the equality a UNION, DISTINCT, row comparison or REPLICA IDENTITY FULL uses';
+COMMENT ON FUNCTION dedup._signature_eq(dedup.signature, dedup.signature) IS 'The = operator of dedup.signature: the same stored bytes';
+COMMENT ON FUNCTION dedup._signature_hash(dedup.signature) IS 'Hash support of dedup.signature: a hash of its stored bytes';
+COMMENT ON OPERATOR dedup.= (dedup.signature, dedup.signature) IS 'the same signature: equal stored bytes';
+COMMENT ON OPERATOR FAMILY dedup.signature_hash_ops USING hash IS 'Hash operator family of dedup.signature: equality of stored bytes';
+COMMENT ON OPERATOR CLASS dedup.signature_hash_ops USING hash IS
+    'Default hash operator class of dedup.signature: the equality a UNION, DISTINCT, row comparison or REPLICA IDENTITY FULL uses';
 COMMENT ON FUNCTION dedup._signature_match(dedup.signature, dedup.signature) IS
     'The % operator: whether two signatures share enough keys (the setting dedup.min_shared_keys, or dedup.similarity_threshold for the longest scheme; the trigger uses its collection''s)';
 COMMENT ON FUNCTION dedup._gin_extract_value(dedup.signature, internal, internal) IS 'GIN support: the keys of an indexed signature';

@@ -62,3 +62,20 @@ SELECT (dedup.summary(dedup.to_document(repeat('a', 2048))))->'words' AS at_limi
 SELECT err('SELECT dedup.to_document(repeat(''a'', 2049))');
 SELECT err('SET LOCAL dedup.max_document_bytes = 10');
 ROLLBACK;
+-- Equality is the same stored bytes (a hash operator class of each type): what a
+-- UNION, a DISTINCT, a comparison of whole rows and a logical replication
+-- subscriber's REPLICA IDENTITY FULL look up (they failed: "could not identify an
+-- equality operator for type dedup.document"). No order: not sortable.
+SELECT dedup.to_document('котик собака кошка') OPERATOR(dedup.=) dedup.to_document('котик собака кошка') AS same,
+       dedup.to_document('котик собака') OPERATOR(dedup.=) dedup.to_document('котик собака кошка') AS other;
+SELECT count(*) AS distinct_docs FROM (
+  SELECT dedup.to_document(t) FROM (VALUES ('котик собака'), ('котик собака'), ('кошка мышка')) v(t)
+  UNION SELECT dedup.to_document('кошка мышка')) u;
+SELECT count(*) AS distinct_sigs FROM (SELECT DISTINCT s
+  FROM unnest(ARRAY['imatch:{1,2}', 'imatch:{1,2}', 'imatch:{1,3}']::dedup.signature[]) s) u;
+CREATE TEMP TABLE eq_rows (id int, d dedup.document, s dedup.signature);
+INSERT INTO eq_rows VALUES (1, dedup.to_document('котик собака'), 'imatch:{1,2}'),
+                           (1, dedup.to_document('котик собака'), 'imatch:{1,2}'),
+                           (1, dedup.to_document('котик собака'), 'imatch:{1,3}');
+SELECT count(*) FILTER (WHERE a IS DISTINCT FROM b) AS rows_differ, count(*) AS row_pairs
+FROM eq_rows a, eq_rows b WHERE a.ctid < b.ctid;
