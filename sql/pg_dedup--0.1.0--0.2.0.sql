@@ -1045,7 +1045,7 @@ BEGIN
     IF col IS NOT NULL THEN
         RAISE EXCEPTION 'table % already has a column "%"', tbl, col
             USING ERRCODE = 'duplicate_column',
-                  HINT = 'dedup.enable adds dedup_doc, dedup_sig, duplicate_of and dedup_verdict: rename the table''s own column; dedup.disable removes those a copy made with LIKE ... INCLUDING ALL brought along, or that a table no longer enabled kept';
+                  HINT = 'dedup.enable adds dedup_doc, dedup_sig, duplicate_of and dedup_verdict: rename the table''s own column; dedup.disable removes those a copy made with LIKE ... INCLUDING ALL brought along, or that a table no longer enabled kept; columns that came without pg_dedup''s index (CREATE TABLE AS, a logical replication subscriber''s) are data: drop them with ALTER TABLE ... DROP COLUMN';
     END IF;
     PERFORM dedup._validate_window(published_at, time_window);
     -- No model: the built-in 'default'; 'threshold': the threshold rule (stored as NULL).
@@ -1251,6 +1251,17 @@ BEGIN
                WHERE r.srrelid = tbl OR r.srrelid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree(tbl) t)) THEN
         RAISE NOTICE 'table % is subscribed to: replicated rows go unchecked until its dedup triggers are enabled always', tbl
             USING HINT = 'ALTER TABLE ... ENABLE ALWAYS TRIGGER each of dedup_trigger, dedup_delete_trigger, dedup_truncate_trigger, dedup_statement_start, dedup_row_stored and dedup_statement_end (README, Logical replication)';
+    END IF;
+    -- A publication of all the table's columns now sends pg_dedup's too, and the
+    -- rows enable marked as updates: a subscriber's table without them stops
+    -- applying ("missing replicated columns").
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_publication_tables p
+               JOIN pg_catalog.pg_namespace s ON s.nspname = p.schemaname
+               JOIN pg_catalog.pg_class c ON c.relnamespace = s.oid AND c.relname = p.tablename
+               WHERE 'dedup_doc' = ANY (p.attnames)
+                 AND (c.oid = tbl OR c.oid IN (SELECT t.relid FROM pg_catalog.pg_partition_tree(tbl) t))) THEN
+        RAISE WARNING 'table % is published with all its columns: its subscribers now receive dedup_doc, dedup_sig, duplicate_of and dedup_verdict', tbl
+            USING HINT = 'a subscriber''s table without them stops applying: add them there, or publish a column list without them (README, Logical replication)';
     END IF;
     RETURN n;
 END $$;

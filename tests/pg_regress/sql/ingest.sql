@@ -288,3 +288,20 @@ FROM rc_before b JOIN rc_writes r USING (id);
 SELECT dedup.disable('rc_writes');
 DROP TABLE rc_writes;
 DROP FUNCTION rc_count_edit();
+
+-- A table published with all its columns: its subscribers now receive pg_dedup's
+-- columns (and the rows enable marked, as updates), and a subscriber's table
+-- without them stops applying; enable warns. Not with a column list.
+CREATE TABLE pub_news (id int PRIMARY KEY, body text);
+INSERT INTO pub_news VALUES (1, 'Курс доллара вырос на три рубля за день торгов');
+SET client_min_messages = error;  -- (wal_level is not logical here)
+CREATE PUBLICATION pub_news_all FOR TABLE pub_news;
+CREATE PUBLICATION pub_news_cols FOR TABLE pub_news (id, body);
+RESET client_min_messages;
+SELECT dedup.enable('pub_news', 'body');
+SELECT dedup.disable('pub_news');
+DROP PUBLICATION pub_news_all;
+SELECT dedup.enable('pub_news', 'body');
+SELECT dedup.disable('pub_news');
+DROP PUBLICATION pub_news_cols;
+DROP TABLE pub_news;
