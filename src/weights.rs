@@ -234,9 +234,15 @@ pub fn ridf(n: i64, df: i64, cf: i64) -> f64 {
     }
 }
 
-/// The largest result `term_stats_agg` builds: half of the 1 GB PostgreSQL
-/// allocates at most, which its jsonb (built in a growing buffer) would pass.
-pub const MAX_RESULT_BYTES: usize = 512 * 1024 * 1024;
+/// The largest result `term_stats_agg` builds: a jsonb object holds at most
+/// 256 MB of keys and values (0x0FFFFFFF bytes), and past about 8 million keys
+/// `jsonb_in` asks for more than the 1 GB PostgreSQL allocates at once (an audit:
+/// XX000 at 9 million terms, after 7 GB and half a minute).
+pub const MAX_RESULT_BYTES: usize = 256 * 1024 * 1024;
+
+/// A term's bytes in `term_stats_agg`'s result besides its text: two counts and
+/// the syntax around them (jsonb's entries, or the serialised state's).
+const RESULT_BYTES_PER_TERM: usize = 48;
 
 /// State of the `term_stats_agg` aggregate: `N`, total length, and per-term `df`/`cf`.
 ///
@@ -297,8 +303,15 @@ impl StatsAccumulator {
     pub fn result_bytes(&self) -> usize {
         self.terms
             .keys()
-            .map(|t| t.len() + 48)
+            .map(|t| t.len() + RESULT_BYTES_PER_TERM)
             .fold(64, usize::saturating_add)
+    }
+
+    /// Whether the result surely passes [`MAX_RESULT_BYTES`], by the count of
+    /// terms alone (each takes more than [`RESULT_BYTES_PER_TERM`]): what the
+    /// aggregate checks after each row, to refuse a state before it grows further.
+    pub fn surely_too_large(&self) -> bool {
+        self.terms.len() > MAX_RESULT_BYTES / RESULT_BYTES_PER_TERM
     }
 
     /// Adds another state into this one (the aggregate's combine function).
@@ -709,8 +722,15 @@ mod tests {
         }
         assert!(acc.result_bytes() >= acc.to_bytes().len());
         assert!(acc.result_bytes() > small + 1000 * 48);
-        // About ten million terms of eight bytes pass the limit.
-        const { assert!(10_000_000 * (8 + 48) > MAX_RESULT_BYTES) };
+        // About five million terms of eight bytes pass the limit, and their
+        // count alone says so before the estimate does.
+        const { assert!(5_000_000 * (8 + 48) > MAX_RESULT_BYTES) };
+        const { assert!(4_000_000 * (8 + 48) < MAX_RESULT_BYTES) };
+        assert!(!acc.surely_too_large());
+        for i in 0..MAX_RESULT_BYTES / RESULT_BYTES_PER_TERM + 1 {
+            acc.terms.insert(format!("t{i}"), TermStat { df: 1, cf: 1 });
+        }
+        assert!(acc.surely_too_large() && acc.result_bytes() > MAX_RESULT_BYTES);
     }
 
     #[test]

@@ -2,11 +2,11 @@
 //! in parallel (combine, serial and deserial functions).
 
 use crate::error::DedupError;
-use crate::pg::types::DocumentDatum;
+use crate::pg::types::{DocumentDatum, JsonText};
 use crate::pg::OrRaise;
 use crate::weights::{StatsAccumulator, MAX_RESULT_BYTES};
 use pgrx::prelude::*;
-use pgrx::{Internal, JsonB, PgMemoryContexts};
+use pgrx::{Internal, PgMemoryContexts};
 
 // ---- the term_stats_agg aggregate ---------------------------------------------------
 // Declared by hand in sql/aggregates.sql: an `internal` state with explicit
@@ -43,6 +43,7 @@ fn term_stats_agg_trans(
     // SAFETY: a non-null state was created by new_state as a StatsAccumulator.
     if let Some(acc) = unsafe { state.get_mut::<StatsAccumulator>() } {
         acc.add(&doc);
+        refuse_when_surely_too_large(acc);
         return state;
     }
     let mut acc = StatsAccumulator::default();
@@ -61,6 +62,7 @@ fn term_stats_agg_combine(
     match (unsafe { a.get_mut::<StatsAccumulator>() }, other) {
         (Some(acc), Some(o)) => {
             acc.merge(o);
+            refuse_when_surely_too_large(acc);
             a
         }
         (Some(_), None) => a,
@@ -74,17 +76,29 @@ fn term_stats_agg_combine(
 fn require_result_fits(acc: &StatsAccumulator) {
     pgrx::check_for_interrupts!();
     if acc.result_bytes() > MAX_RESULT_BYTES {
-        crate::pg::raise(DedupError::TooLarge {
-            msg: format!(
-                "term statistics of {} distinct terms are too large to return",
-                acc.terms.len()
-            ),
-            hint: Some(
-                "aggregate fewer documents; a collection's statistics are kept by dedup.recompute"
-                    .into(),
-            ),
-        });
+        too_large(acc);
     }
+}
+
+/// [`require_result_fits`] by the count of terms alone, after each row: a state
+/// that cannot fit is refused as soon as it is one, not after every row is read.
+fn refuse_when_surely_too_large(acc: &StatsAccumulator) {
+    if acc.surely_too_large() {
+        too_large(acc);
+    }
+}
+
+fn too_large(acc: &StatsAccumulator) -> ! {
+    crate::pg::raise(DedupError::TooLarge {
+        msg: format!(
+            "term statistics of {} distinct terms are too large to return",
+            acc.terms.len()
+        ),
+        hint: Some(
+            "aggregate fewer documents; a collection's statistics are kept by dedup.recompute"
+                .into(),
+        ),
+    })
 }
 
 #[pg_extern(immutable, parallel_safe, sql = false)]
@@ -109,20 +123,37 @@ fn term_stats_agg_deserial(
 }
 
 #[pg_extern(immutable, parallel_safe, sql = false)]
-fn term_stats_agg_final(state: Internal) -> Option<JsonB> {
+fn term_stats_agg_final(state: Internal) -> Option<JsonText> {
     // SAFETY: the state is a StatsAccumulator made by this aggregate.
     let acc = unsafe { state.get::<StatsAccumulator>() }?;
     require_result_fits(acc);
-    let mut terms = serde_json::Map::new();
+    // Written as jsonb's text directly: a serde_json value of its millions of terms
+    // took as much memory again as the accumulator, and printing it could not be
+    // interrupted.
+    let mut out = Vec::with_capacity(acc.result_bytes() / 2);
+    out.extend_from_slice(
+        format!(
+            "{{\"n_docs\": {}, \"total_len\": {}, \"terms\": {{",
+            acc.n_docs, acc.total_len
+        )
+        .as_bytes(),
+    );
     for (i, (t, s)) in acc.sorted_terms().into_iter().enumerate() {
         if i % 65_536 == 0 {
             pgrx::check_for_interrupts!();
         }
-        terms.insert(t.to_owned(), serde_json::json!([s.df, s.cf]));
+        if i > 0 {
+            out.extend_from_slice(b", ");
+        }
+        // A string into memory: serde_json's escaping cannot fail.
+        if serde_json::to_writer(&mut out, t).is_err() {
+            crate::pg::raise(DedupError::Internal(format!("term {t:?} not written")));
+        }
+        out.extend_from_slice(format!(": [{}, {}]", s.df, s.cf).as_bytes());
     }
-    Some(JsonB(serde_json::json!({
-        "n_docs": acc.n_docs,
-        "total_len": acc.total_len,
-        "terms": terms,
-    })))
+    out.extend_from_slice(b"}}");
+    let Ok(text) = String::from_utf8(out) else {
+        crate::pg::raise(DedupError::Internal("term statistics not utf-8".into()));
+    };
+    Some(JsonText(text))
 }

@@ -465,3 +465,44 @@ unsafe impl SqlTranslatable for JsonArg {
     const RETURN_SQL: Result<ReturnsRef, ReturnsError> =
         Ok(ReturnsRef::One(SqlMappingRef::literal("jsonb")));
 }
+
+/// A `jsonb` result given as its text form, which `jsonb_in` reads: for a result
+/// too large to build as a `serde_json::Value` first (pgrx's `JsonB` does, and
+/// then prints it), such as `term_stats_agg`'s millions of terms.
+#[derive(Debug, Clone)]
+pub struct JsonText(pub String);
+
+impl IntoDatum for JsonText {
+    fn into_datum(self) -> Option<pg_sys::Datum> {
+        let Ok(text) = std::ffi::CString::new(self.0) else {
+            crate::pg::raise(crate::error::DedupError::Internal(
+                "a jsonb result holds a NUL byte".into(),
+            ));
+        };
+        // SAFETY: jsonb_in reads a NUL-terminated C string, which outlives the call.
+        unsafe {
+            pgrx::direct_function_call_as_datum(pg_sys::jsonb_in, &[Some(text.as_ptr().into())])
+        }
+    }
+    fn type_oid() -> pg_sys::Oid {
+        pg_sys::JSONBOID
+    }
+}
+
+unsafe impl BoxRet for JsonText {
+    unsafe fn box_into<'fcx>(self, fcinfo: &mut FcInfo<'fcx>) -> pgrx::datum::Datum<'fcx> {
+        match self.into_datum() {
+            // SAFETY: a freshly palloc'd jsonb in the current memory context.
+            Some(d) => unsafe { fcinfo.return_raw_datum(d) },
+            None => fcinfo.return_null(),
+        }
+    }
+}
+
+unsafe impl SqlTranslatable for JsonText {
+    const TYPE_IDENT: &'static str = concat!(module_path!(), "::JsonText");
+    const TYPE_ORIGIN: TypeOrigin = TypeOrigin::External;
+    const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("jsonb"));
+    const RETURN_SQL: Result<ReturnsRef, ReturnsError> =
+        Ok(ReturnsRef::One(SqlMappingRef::literal("jsonb")));
+}
