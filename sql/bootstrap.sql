@@ -53,6 +53,17 @@ CREATE OPERATOR dedup.= (
     JOIN = eqjoinsel,
     HASHES
 );
+CREATE FUNCTION dedup._document_ne(dedup.document, dedup.document) RETURNS boolean
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE internal AS 'byteane';
+CREATE OPERATOR dedup.<> (
+    LEFTARG = dedup.document,
+    RIGHTARG = dedup.document,
+    FUNCTION = dedup._document_ne,
+    COMMUTATOR = OPERATOR(dedup.<>),
+    NEGATOR = OPERATOR(dedup.=),
+    RESTRICT = neqsel,
+    JOIN = neqjoinsel
+);
 CREATE OPERATOR CLASS dedup.document_hash_ops DEFAULT FOR TYPE dedup.document USING hash AS
     OPERATOR 1 dedup.= (dedup.document, dedup.document),
     FUNCTION 1 dedup._document_hash(dedup.document);
@@ -95,6 +106,17 @@ CREATE OPERATOR dedup.= (
     RESTRICT = eqsel,
     JOIN = eqjoinsel,
     HASHES
+);
+CREATE FUNCTION dedup._signature_ne(dedup.signature, dedup.signature) RETURNS boolean
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE internal AS 'byteane';
+CREATE OPERATOR dedup.<> (
+    LEFTARG = dedup.signature,
+    RIGHTARG = dedup.signature,
+    FUNCTION = dedup._signature_ne,
+    COMMUTATOR = OPERATOR(dedup.<>),
+    NEGATOR = OPERATOR(dedup.=),
+    RESTRICT = neqsel,
+    JOIN = neqjoinsel
 );
 CREATE OPERATOR CLASS dedup.signature_hash_ops DEFAULT FOR TYPE dedup.signature USING hash AS
     OPERATOR 1 dedup.= (dedup.signature, dedup.signature),

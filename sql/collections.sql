@@ -62,6 +62,11 @@ CREATE TABLE dedup.term_stats_pending (
     changes        bigint NOT NULL DEFAULT 0
 );
 CREATE INDEX term_stats_pending_collection ON dedup.term_stats_pending (collection_id);
+-- No key: the whole row identifies it, so that a publication FOR ALL TABLES (a
+-- change-data-capture tool's) lets the fold, recompute, disable and TRUNCATE
+-- delete pending rows (55000 "does not have a replica identity and publishes
+-- deletes"). The old row is logged only under wal_level = logical.
+ALTER TABLE dedup.term_stats_pending REPLICA IDENTITY FULL;
 -- A pending row holds a whole document's terms: lz4 where the server has it.
 DO $$
 BEGIN

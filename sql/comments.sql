@@ -86,6 +86,10 @@ COMMENT ON OPERATOR dedup.= (dedup.signature, dedup.signature) IS 'the same sign
 COMMENT ON OPERATOR FAMILY dedup.signature_hash_ops USING hash IS 'Hash operator family of dedup.signature: equality of stored bytes';
 COMMENT ON OPERATOR CLASS dedup.signature_hash_ops USING hash IS
     'Default hash operator class of dedup.signature: the equality a UNION, DISTINCT, row comparison or REPLICA IDENTITY FULL uses';
+COMMENT ON FUNCTION dedup._document_ne(dedup.document, dedup.document) IS 'The <> operator of dedup.document: other stored bytes';
+COMMENT ON OPERATOR dedup.<> (dedup.document, dedup.document) IS 'not the same document: other stored bytes';
+COMMENT ON FUNCTION dedup._signature_ne(dedup.signature, dedup.signature) IS 'The <> operator of dedup.signature: other stored bytes';
+COMMENT ON OPERATOR dedup.<> (dedup.signature, dedup.signature) IS 'not the same signature: other stored bytes';
 COMMENT ON FUNCTION dedup._signature_match(dedup.signature, dedup.signature) IS
     'The % operator: whether two signatures share enough keys (the setting dedup.min_shared_keys, or dedup.similarity_threshold for the longest scheme; the trigger uses its collection''s)';
 COMMENT ON FUNCTION dedup._gin_extract_value(dedup.signature, internal, internal) IS 'GIN support: the keys of an indexed signature';

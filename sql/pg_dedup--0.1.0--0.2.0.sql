@@ -9,6 +9,8 @@ ALTER TABLE dedup.term_stats_pending ADD COLUMN dfs int8[],
     ADD COLUMN n_docs bigint NOT NULL DEFAULT 0,
     ADD COLUMN total_len bigint NOT NULL DEFAULT 0,
     ADD COLUMN changes bigint NOT NULL DEFAULT 0;
+-- The whole row identifies a pending row (sql/collections.sql).
+ALTER TABLE dedup.term_stats_pending REPLICA IDENTITY FULL;
 -- 0.1.0 counted them in collection_stats.pending, which nothing reads any more.
 ALTER TABLE dedup.collection_stats DROP COLUMN pending;
 -- A table the collection read was dropped since the last recompute, and its
@@ -115,6 +117,17 @@ CREATE OPERATOR dedup.= (
     JOIN = eqjoinsel,
     HASHES
 );
+CREATE FUNCTION dedup._document_ne(dedup.document, dedup.document) RETURNS boolean
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE internal AS 'byteane';
+CREATE OPERATOR dedup.<> (
+    LEFTARG = dedup.document,
+    RIGHTARG = dedup.document,
+    FUNCTION = dedup._document_ne,
+    COMMUTATOR = OPERATOR(dedup.<>),
+    NEGATOR = OPERATOR(dedup.=),
+    RESTRICT = neqsel,
+    JOIN = neqjoinsel
+);
 CREATE OPERATOR CLASS dedup.document_hash_ops DEFAULT FOR TYPE dedup.document USING hash AS
     OPERATOR 1 dedup.= (dedup.document, dedup.document),
     FUNCTION 1 dedup._document_hash(dedup.document);
@@ -132,6 +145,17 @@ CREATE OPERATOR dedup.= (
     RESTRICT = eqsel,
     JOIN = eqjoinsel,
     HASHES
+);
+CREATE FUNCTION dedup._signature_ne(dedup.signature, dedup.signature) RETURNS boolean
+    IMMUTABLE STRICT PARALLEL SAFE LANGUAGE internal AS 'byteane';
+CREATE OPERATOR dedup.<> (
+    LEFTARG = dedup.signature,
+    RIGHTARG = dedup.signature,
+    FUNCTION = dedup._signature_ne,
+    COMMUTATOR = OPERATOR(dedup.<>),
+    NEGATOR = OPERATOR(dedup.=),
+    RESTRICT = neqsel,
+    JOIN = neqjoinsel
 );
 CREATE OPERATOR CLASS dedup.signature_hash_ops DEFAULT FOR TYPE dedup.signature USING hash AS
     OPERATOR 1 dedup.= (dedup.signature, dedup.signature),
@@ -2008,6 +2032,10 @@ COMMENT ON OPERATOR dedup.= (dedup.signature, dedup.signature) IS 'the same sign
 COMMENT ON OPERATOR FAMILY dedup.signature_hash_ops USING hash IS 'Hash operator family of dedup.signature: equality of stored bytes';
 COMMENT ON OPERATOR CLASS dedup.signature_hash_ops USING hash IS
     'Default hash operator class of dedup.signature: the equality a UNION, DISTINCT, row comparison or REPLICA IDENTITY FULL uses';
+COMMENT ON FUNCTION dedup._document_ne(dedup.document, dedup.document) IS 'The <> operator of dedup.document: other stored bytes';
+COMMENT ON OPERATOR dedup.<> (dedup.document, dedup.document) IS 'not the same document: other stored bytes';
+COMMENT ON FUNCTION dedup._signature_ne(dedup.signature, dedup.signature) IS 'The <> operator of dedup.signature: other stored bytes';
+COMMENT ON OPERATOR dedup.<> (dedup.signature, dedup.signature) IS 'not the same signature: other stored bytes';
 COMMENT ON FUNCTION dedup._signature_match(dedup.signature, dedup.signature) IS
     'The % operator: whether two signatures share enough keys (the setting dedup.min_shared_keys, or dedup.similarity_threshold for the longest scheme; the trigger uses its collection''s)';
 COMMENT ON FUNCTION dedup._gin_extract_value(dedup.signature, internal, internal) IS 'GIN support: the keys of an indexed signature';

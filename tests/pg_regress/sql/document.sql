@@ -79,3 +79,9 @@ INSERT INTO eq_rows VALUES (1, dedup.to_document('котик собака'), 'im
                            (1, dedup.to_document('котик собака'), 'imatch:{1,3}');
 SELECT count(*) FILTER (WHERE a IS DISTINCT FROM b) AS rows_differ, count(*) AS row_pairs
 FROM eq_rows a, eq_rows b WHERE a.ctid < b.ctid;
+SELECT dedup.to_document('котик собака') OPERATOR(dedup.<>) dedup.to_document('котик собака') AS ne_same,
+       'imatch:{1,2}'::dedup.signature OPERATOR(dedup.<>) 'imatch:{1,3}'::dedup.signature AS ne_other;
+-- Equality is of the stored document, metadata included: one text published at
+-- two times is two documents.
+SELECT dedup.to_document('котик собака', published_at => '2024-01-01')
+       OPERATOR(dedup.=) dedup.to_document('котик собака', published_at => '2024-01-02') AS same_text_other_time;

@@ -304,4 +304,16 @@ DROP PUBLICATION pub_news_all;
 SELECT dedup.enable('pub_news', 'body');
 SELECT dedup.disable('pub_news');
 DROP PUBLICATION pub_news_cols;
+-- A publication FOR ALL TABLES (a change-data-capture tool's) publishes pg_dedup's
+-- tables too: the pending statistics rows are still deleted (the fold, recompute,
+-- TRUNCATE, disable; 55000 "does not have a replica identity" before).
+SET client_min_messages = error;
+CREATE PUBLICATION pub_every FOR ALL TABLES;
+SELECT dedup.enable('pub_news', 'body');
+INSERT INTO pub_news VALUES (2, 'Курс евро вырос на два рубля за день торгов');
+SELECT dedup.recompute('pub_news');
+TRUNCATE pub_news;
+SELECT dedup.disable('pub_news');
+RESET client_min_messages;
+DROP PUBLICATION pub_every;
 DROP TABLE pub_news;
