@@ -85,3 +85,7 @@ SELECT dedup.to_document('котик собака') OPERATOR(dedup.<>) dedup.to_
 -- two times is two documents.
 SELECT dedup.to_document('котик собака', published_at => '2024-01-01')
        OPERATOR(dedup.=) dedup.to_document('котик собака', published_at => '2024-01-02') AS same_text_other_time;
+-- NULL compares as NULL (the functions are STRICT); an empty text's documents are equal.
+SELECT (NULL::dedup.document OPERATOR(dedup.=) dedup.to_document('котик')) IS NULL AS null_eq,
+       (NULL::dedup.signature OPERATOR(dedup.<>) 'imatch:{1}'::dedup.signature) IS NULL AS null_ne,
+       dedup.to_document('') OPERATOR(dedup.=) dedup.to_document('') AS empty_eq;
