@@ -59,6 +59,70 @@ pub fn raise(e: DedupError) -> ! {
     unreachable!("ereport(ERROR) returned")
 }
 
+/// As [`raise`], for an error about one column of a row the trigger is storing:
+/// the error also carries the relation's schema and table names and the column's
+/// name (libpq's `PG_DIAG_SCHEMA_NAME`, `PG_DIAG_TABLE_NAME`,
+/// `PG_DIAG_COLUMN_NAME`; the table's alone when `attno` is 0), as PostgreSQL's own errors about a table's rows do, so
+/// that a driver or an ORM can tell which table and column refused the row.
+///
+/// pgrx's `ErrorReport` has no such fields, and raises at the function's
+/// boundary, after this frame is gone: so an error context callback, which
+/// PostgreSQL calls from `errfinish` of the next error, sets them on the error
+/// when it is this one (its SQLSTATE) and disarms itself. Any `PG_CATCH`
+/// restores the callback stack, so it never outlives the error.
+#[track_caller]
+pub fn raise_on_column(e: DedupError, rel: pgrx::pg_sys::Relation, attno: i32) -> ! {
+    use pgrx::pg_sys;
+    let code = crate::error::sqlstate_code(e.sqlstate());
+    // SAFETY: allocated in the transaction's context, which the error's abort
+    // frees after `errfinish` has called the callback; `rel` stays open until then.
+    unsafe {
+        let arg = pgrx::PgMemoryContexts::TopTransactionContext.palloc_struct::<ColumnFields>();
+        arg.write(ColumnFields {
+            rel,
+            attno,
+            code,
+            armed: true,
+        });
+        let cb = pgrx::PgMemoryContexts::TopTransactionContext
+            .palloc_struct::<pg_sys::ErrorContextCallback>();
+        cb.write(pg_sys::ErrorContextCallback {
+            previous: pg_sys::error_context_stack,
+            callback: Some(column_fields),
+            arg: arg.cast(),
+        });
+        pg_sys::error_context_stack = cb;
+    }
+    raise(e)
+}
+
+/// The argument of [`column_fields`].
+struct ColumnFields {
+    rel: pgrx::pg_sys::Relation,
+    attno: i32,
+    /// The SQLSTATE (as PostgreSQL packs it) of the error the fields are for.
+    code: i32,
+    armed: bool,
+}
+
+/// The error context callback of [`raise_on_column`].
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn column_fields(arg: *mut std::ffi::c_void) {
+    // SAFETY: `arg` is the `ColumnFields` raise_on_column allocated; the error
+    // being finished is current, so `geterrcode` and `errtablecol` apply to it.
+    unsafe {
+        let f = &mut *arg.cast::<ColumnFields>();
+        if f.armed && pgrx::pg_sys::geterrcode() == f.code {
+            f.armed = false;
+            if f.attno > 0 {
+                pgrx::pg_sys::errtablecol(f.rel, f.attno);
+            } else {
+                pgrx::pg_sys::errtable(f.rel);
+            }
+        }
+    }
+}
+
 /// A value the extension reads back from its own catalog tables or from a query
 /// of its own: a NULL or a value of another type raises XX001 (data_corrupted)
 /// naming what was read, never a silent default.

@@ -810,7 +810,8 @@ pub fn _evaluate(
     // the model's collection (as `pair_score` does).
     privilege::require_execute("dedup.evaluate(pg_catalog.text, pg_catalog.text)");
     let (m, coll) = pair_judge(model, "dedup.evaluate");
-    // One pair at a time: memory holds a batch of the query's rows, not all.
+    // A run of pairs at a time: memory holds at most `chunks::RUN_BYTES` of the
+    // query's stored documents decoded, not all its rows.
     let mut c = crate::metrics::Confusion::default();
     each_labelled_pair(pairs, |run| {
         for (a, b, ab, ba) in run {

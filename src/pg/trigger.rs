@@ -579,14 +579,18 @@ fn row_trigger<'a>(
                 } else {
                     format!("The row duplicates a row of {name}.")
                 };
-                crate::pg::raise(DedupError::DuplicateText {
+                // The refusal names the table and the text column it fired on,
+                // as a unique violation names its table (the partition, for a
+                // partitioned table).
+                let body = row.col(&cfg.columns.body).map_or(0, |c| c.attno);
+                crate::pg::raise_on_column(DedupError::DuplicateText {
                     msg: "duplicate text rejected by pg_dedup".into(),
                     detail,
                     hint: Some(
                         "to store duplicates and mark them instead, the table's owner can dedup.disable it and dedup.enable it again with action => 'mark'"
                             .into(),
                     ),
-                });
+                }, rel, body);
             }
         }
     }

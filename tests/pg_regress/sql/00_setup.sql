@@ -22,6 +22,19 @@ EXCEPTION WHEN OTHERS THEN
       || CASE WHEN d <> '' THEN ' (detail: ' || d || ')' ELSE '' END
       || CASE WHEN h <> '' THEN ' (hint: ' || h || ')' ELSE '' END;
 END $$;
+-- err_fields(sql): the SQLSTATE of an error and the schema, table, column and
+-- constraint it names (what a driver reads from the error's fields).
+CREATE FUNCTION public.err_fields(sql text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE s text; t text; c text; k text;
+BEGIN
+  EXECUTE sql;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS s = SCHEMA_NAME, t = TABLE_NAME, c = COLUMN_NAME, k = CONSTRAINT_NAME;
+  RETURN format('%s: schema %s, table %s, column %s, constraint %s', SQLSTATE,
+                coalesce(nullif(s, ''), '-'), coalesce(nullif(t, ''), '-'),
+                coalesce(nullif(c, ''), '-'), coalesce(nullif(k, ''), '-'));
+END $$;
 -- wait_folded(collection): waits up to 30 s for the background fold worker to fold
 -- the collection's pending rows, and warns (changing the golden output) if it does not.
 CREATE FUNCTION public.wait_folded(coll text) RETURNS void LANGUAGE plpgsql AS $$

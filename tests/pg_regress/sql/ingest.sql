@@ -99,6 +99,8 @@ SELECT r.tbl, r.row_data->>'title' AS title, r.original_key, r.verdict FROM dedu
 SELECT dedup.disable('news');
 SELECT dedup.enable('news', 'body', action => 'error');
 SELECT err($$INSERT INTO news (title, body) VALUES ('Копия', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.')$$);
+-- The refusal names its table and text column, as a unique violation its table.
+SELECT err_fields($$INSERT INTO news (title, body) VALUES ('Копия', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.')$$);
 SELECT dedup.disable('news');
 SELECT err($$SELECT dedup.disable('news')$$);
 SELECT count(*) AS dedup_columns_left FROM pg_attribute WHERE attrelid = 'news'::regclass AND attname LIKE 'dedup%' AND NOT attisdropped;

@@ -201,6 +201,8 @@ INSERT INTO pskip_1 VALUES (3, 1, story(2));
 INSERT INTO perror VALUES (1, 0, story(3));
 SELECT err($$INSERT INTO perror VALUES (2, 1, story(3))$$);
 SELECT err($$INSERT INTO perror_1 VALUES (3, 1, story(3))$$);
+-- A partition's refusal names the partition, as a unique violation does.
+SELECT err_fields($$INSERT INTO perror VALUES (2, 1, story(3))$$);
 UPDATE psec SET grp = 0 WHERE id = 2;
 SELECT id, grp, duplicate_of, dedup_verdict FROM psec ORDER BY id;
 RESET ROLE;
