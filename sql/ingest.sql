@@ -771,6 +771,8 @@ BEGIN
     PERFORM dedup._validate_window(published_at, time_window);
     -- No model: the built-in 'default'; 'threshold': the threshold rule (stored as NULL).
     model := CASE WHEN model IS NULL THEN 'default' WHEN model = 'threshold' THEN NULL ELSE model END;
+    -- An action is a keyword: any case, as PostgreSQL's own option values.
+    action := pg_catalog.lower(action);
     PERFORM dedup._validate_enable(model, action);
     partitioned := (SELECT c.relkind = 'p' FROM pg_catalog.pg_class c WHERE c.oid = tbl);
     -- A Citus distributed table: the extension's tables become reference tables,

@@ -92,7 +92,8 @@ SELECT (SELECT dedup.term_stats_agg(dedup_doc) FROM news)->'n_docs' AS recompute
 -- Action 'skip' keeps the duplicate out and records it; 'error' raises class 23.
 SELECT dedup.disable('news');
 SELECT count(*) AS collections_left FROM dedup.collections;
-SELECT dedup.enable('news', 'body', action => 'skip', collection => 'feed');
+-- An action in any case, as PostgreSQL's own option values.
+SELECT dedup.enable('news', 'body', action => 'SKIP', collection => 'feed');
 INSERT INTO news (title, body) VALUES ('Копия', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ о ключевой ставке.');
 SELECT count(*) FILTER (WHERE title = 'Копия') AS inserted FROM news;
 SELECT r.tbl, r.row_data->>'title' AS title, r.original_key, r.verdict FROM dedup.rejected r;
