@@ -37,6 +37,8 @@ use std::hash::Hash;
 use std::rc::Rc;
 
 thread_local! {
+    /// Whether this backend warned of a catalog of another version.
+    static WARNED_CATALOG: Cell<bool> = const { Cell::new(false) };
     /// Advanced by every invalidation that concerns these caches.
     static EPOCH: Cell<u64> = const { Cell::new(0) };
     /// When this backend last processed such an invalidation.
@@ -173,25 +175,52 @@ fn register() {
         return;
     }
     LEARNED.with(|l| l.set(Some(epoch)));
-    let oids: Vec<Option<pg_sys::Oid>> = Spi::connect(|c| {
+    let (oids, catalog): (Vec<Option<pg_sys::Oid>>, Option<String>) = Spi::connect(|c| {
         let t = cache::select(
             c,
             "SELECT 'dedup.enabled_tables'::pg_catalog.regclass::pg_catalog.oid, \
              'dedup.collections'::pg_catalog.regclass::pg_catalog.oid, \
              'dedup.sources'::pg_catalog.regclass::pg_catalog.oid, \
              'dedup.models'::pg_catalog.regclass::pg_catalog.oid, \
-             pg_catalog.to_regclass('dedup.lock_secret')::pg_catalog.oid",
+             pg_catalog.to_regclass('dedup.lock_secret')::pg_catalog.oid, \
+             (SELECT e.extversion FROM pg_catalog.pg_extension e WHERE e.extname = 'pg_dedup')",
             Some(1),
             &[],
         );
         let r = t.first();
-        (1..=5)
+        let oids = (1..=5)
             .map(|i| r.get::<pg_sys::Oid>(i).ok().flatten())
-            .collect()
+            .collect();
+        (oids, r.get::<String>(6).ok().flatten())
     });
     for o in oids.into_iter().flatten() {
         watch(o);
     }
+    if let Some(v) = catalog {
+        warn_other_catalog(&v);
+    }
+}
+
+/// Warns, once per backend, when the database's catalog of the extension is of
+/// another version than this library: between installing a new build and
+/// `ALTER EXTENSION pg_dedup UPDATE`, when statements that read what the update
+/// adds fail (42703 on a column of `dedup.*`), so that the log says why.
+fn warn_other_catalog(catalog: &str) {
+    let library = env!("CARGO_PKG_VERSION");
+    if catalog == library || WARNED_CATALOG.with(|w| w.replace(true)) {
+        return;
+    }
+    pgrx::pg_sys::panic::ErrorReport::new(
+        pgrx::PgSqlErrorCode::ERRCODE_WARNING,
+        format!(
+            "pg_dedup's catalog in this database is version {}, its library version {library}",
+            crate::error::excerpt(catalog)
+        ),
+        "pg_dedup",
+    )
+    .set_detail("until the catalog is updated, statements that read what the update adds fail")
+    .set_hint("run ALTER EXTENSION pg_dedup UPDATE in every database that has the extension")
+    .report(pgrx::PgLogLevel::WARNING);
 }
 
 /// The relcache callback: `relid` 0 means "everything" (a reset).

@@ -38,7 +38,13 @@ SQL
 q pg_dedup_up_old -c "CREATE EXTENSION pg_dedup VERSION '0.1.0'"
 setup pg_dedup_up_old "CREATE TABLE upnews (id bigint PRIMARY KEY, body text);
 SELECT dedup.enable('upnews', 'body');
-UPDATE dedup.collections SET options = '{}' WHERE name = 'upnews';"
+UPDATE dedup.collections SET options = '{}' WHERE name = 'upnews';" 2>/dev/null
+# Until the update, this library warns (once per session) that the catalog is older.
+out=$(q pg_dedup_up_old -c "SELECT count(*) FROM upnews WHERE duplicate_of IS NULL" \
+  -c "INSERT INTO upnews VALUES (100000, 'Курс доллара вырос до 92 рублей.')" -c "DELETE FROM upnews WHERE id = 100000" 2>&1)
+[ "$(echo "$out" | grep -c "pg_dedup's catalog in this database is version 0.1.0, its library version")" = 1 ] \
+  || { echo "no single warning of the 0.1.0 catalog: $out"; exit 1; }
+echo "a session under the 0.1.0 catalog is warned once to update it"
 # A DBA's grant on the extension's tables made under 0.1.0 (which a table owner's
 # enable needed): the update warns that it is the configuration rights now, and a
 # dump of the database keeps it (the update's own GRANTs must not make it part of
