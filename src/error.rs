@@ -77,6 +77,11 @@ pub enum DedupError {
         detail: Option<String>,
         hint: Option<String>,
     },
+    /// 40001 serialization_failure: a REPEATABLE READ or SERIALIZABLE transaction
+    /// writes a table that was enabled after its snapshot (it cannot see the
+    /// registration the trigger it fires belongs to).
+    #[error("{msg}")]
+    SerializationFailure { msg: String, hint: Option<String> },
     /// 42809 wrong_object_type: a relation of the wrong kind (a view or a
     /// temporary table where a table that outlives the session is needed).
     #[error("{msg}")]
@@ -133,6 +138,7 @@ impl DedupError {
             DedupError::NullNotAllowed(_) => "22004",
             DedupError::DuplicateText { .. } => "23505",
             DedupError::Deadlock { .. } => "40P01",
+            DedupError::SerializationFailure { .. } => "40001",
             DedupError::WrongObjectType { .. } => "42809",
             DedupError::FeatureNotSupported { .. } => "0A000",
             DedupError::ReservedName { .. } => "42939",
@@ -154,6 +160,7 @@ impl DedupError {
             | DedupError::TriggerProtocol { hint, .. }
             | DedupError::DuplicateText { hint, .. }
             | DedupError::Deadlock { hint, .. }
+            | DedupError::SerializationFailure { hint, .. }
             | DedupError::WrongObjectType { hint, .. }
             | DedupError::FeatureNotSupported { hint, .. }
             | DedupError::ReservedName { hint, .. } => hint.as_deref(),

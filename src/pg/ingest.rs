@@ -423,7 +423,7 @@ fn leaf_target(
     dup_type: pg_sys::Oid,
 ) -> Option<(scan::LeafTarget, pg_sys::Oid)> {
     let names: Vec<String> = key.columns.clone();
-    Spi::connect(|c| {
+    let found = Spi::connect(|c| {
         let t = cache::select(
             c,
             "SELECT i.indexrelid, o.oprcode::oid, d.attnum, s.attnum, u.attnum, \
@@ -478,7 +478,23 @@ fn leaf_target(
             },
             oid(2)?,
         ))
-    })
+    });
+    // The query reads the catalog as the transaction's snapshot sees it; under
+    // REPEATABLE READ that can be an index dropped since (the table disabled and
+    // enabled again), which cannot be opened: the transaction must retry.
+    if let Some((t, _)) = &found {
+        // SAFETY: a syscache lookup, which reads the latest catalog.
+        if unsafe { pg_sys::get_rel_relkind(t.index) } == 0 {
+            crate::pg::raise(crate::error::DedupError::SerializationFailure {
+                msg: format!(
+                    "could not serialize access: {} was enabled for deduplication again after this transaction's snapshot",
+                    crate::pg::lookup::qualified_relation(leaf.rel)
+                ),
+                hint: Some("retry the transaction".into()),
+            });
+        }
+    }
+    found
 }
 
 /// A candidate row: key and its own `duplicate_of`, and the transaction that
