@@ -142,6 +142,8 @@ COMMENT ON FUNCTION dedup._recompute(text, oid, text) IS
     'dedup.recompute''s body: rebuilds a collection''s statistics and signatures from its tables';
 COMMENT ON FUNCTION dedup._recompute_truncated(text, oid) IS
     'Recomputes a collection after a TRUNCATE of one of its tables, counting that table as empty (the truncate trigger)';
+COMMENT ON FUNCTION dedup._require_setup_in_snapshot(oid, text) IS
+    'Under REPEATABLE READ or SERIALIZABLE, refuses (40001) a trigger of the table that the transaction''s snapshot does not hold: the table was enabled after it (the TRUNCATE trigger)';
 COMMENT ON FUNCTION dedup._register_table(oid, text, text, text, text, text, text, text, text, text, oid, interval) IS
     'dedup.enable''s registration of a table it prepared (written as the extension''s owner once the caller is found to own the table)';
 COMMENT ON FUNCTION dedup._set_time_window(oid, interval) IS 'dedup.set_time_window''s body: stores a table''s time window';

@@ -118,6 +118,9 @@ SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM dedup._check_trigger_name('_truncate_trigger', TG_NAME, 'dedup_truncate_trigger');
+    -- Under REPEATABLE READ, a table enabled after the snapshot has no
+    -- registration in it: 40001 rather than leave its truncated rows counted.
+    PERFORM dedup._require_setup_in_snapshot(TG_RELID, TG_NAME);
     PERFORM dedup._recompute_truncated(c.name, TG_RELID)
     FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id
     WHERE e.tbl = TG_RELID OR e.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(TG_RELID) a);
@@ -1625,6 +1628,7 @@ REVOKE EXECUTE ON FUNCTION dedup._forget(oid, dedup.document) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION dedup._check_trigger_name(text, text, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION dedup._count_partition(oid, oid, integer) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION dedup._recompute_truncated(text, oid) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION dedup._require_setup_in_snapshot(oid, text) FROM PUBLIC;
 -- Nor may PUBLIC have rows of a partition it does not own re-checked as its owner.
 REVOKE EXECUTE ON FUNCTION dedup._recheck_partition(oid, text) FROM PUBLIC;
 -- This backend's candidate counts would tell a writer how many rows its text

@@ -212,6 +212,15 @@ STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_recompute_truncated_wrapper';
 
+-- Whether a REPEATABLE READ snapshot sees a trigger's setup (src/pg/snapshot_setup.rs).
+CREATE  FUNCTION "_require_setup_in_snapshot"(
+	"tbl" oid, /* pg_sys :: Oid */
+	"tgname" TEXT /* &str */
+) RETURNS void
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_require_setup_in_snapshot_wrapper';
+
 -- enable's backfill analyses each row as the trigger does (src/pg/ingest.rs).
 CREATE  FUNCTION "_table_document"(
 	"tbl" oid, /* Option < pg_sys :: Oid > */
@@ -420,6 +429,9 @@ SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM dedup._check_trigger_name('_truncate_trigger', TG_NAME, 'dedup_truncate_trigger');
+    -- Under REPEATABLE READ, a table enabled after the snapshot has no
+    -- registration in it: 40001 rather than leave its truncated rows counted.
+    PERFORM dedup._require_setup_in_snapshot(TG_RELID, TG_NAME);
     PERFORM dedup._recompute_truncated(c.name, TG_RELID)
     FROM dedup.enabled_tables e JOIN dedup.collections c ON c.id = e.collection_id
     WHERE e.tbl = TG_RELID OR e.tbl IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors(TG_RELID) a);
@@ -1874,6 +1886,7 @@ REVOKE EXECUTE ON FUNCTION dedup._forget(oid, dedup.document) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION dedup._check_trigger_name(text, text, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION dedup._count_partition(oid, oid, integer) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION dedup._recompute_truncated(text, oid) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION dedup._require_setup_in_snapshot(oid, text) FROM PUBLIC;
 -- Nor may PUBLIC have rows of a partition it does not own re-checked as its owner.
 REVOKE EXECUTE ON FUNCTION dedup._recheck_partition(oid, text) FROM PUBLIC;
 -- This backend's candidate counts would tell a writer how many rows its text
@@ -2091,6 +2104,8 @@ COMMENT ON FUNCTION dedup._recompute(text, oid, text) IS
     'dedup.recompute''s body: rebuilds a collection''s statistics and signatures from its tables';
 COMMENT ON FUNCTION dedup._recompute_truncated(text, oid) IS
     'Recomputes a collection after a TRUNCATE of one of its tables, counting that table as empty (the truncate trigger)';
+COMMENT ON FUNCTION dedup._require_setup_in_snapshot(oid, text) IS
+    'Under REPEATABLE READ or SERIALIZABLE, refuses (40001) a trigger of the table that the transaction''s snapshot does not hold: the table was enabled after it (the TRUNCATE trigger)';
 COMMENT ON FUNCTION dedup._register_table(oid, text, text, text, text, text, text, text, text, text, oid, interval) IS
     'dedup.enable''s registration of a table it prepared (written as the extension''s owner once the caller is found to own the table)';
 COMMENT ON FUNCTION dedup._set_time_window(oid, interval) IS 'dedup.set_time_window''s body: stores a table''s time window';

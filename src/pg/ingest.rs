@@ -18,6 +18,7 @@ use crate::pg::privilege::{self, as_owner};
 use crate::pg::raise;
 use crate::pg::scan;
 use crate::pg::signature::options_of;
+use crate::pg::snapshot_setup;
 use crate::pg::stats;
 use crate::pg::types::{DocRef, DocumentDatum, SignatureDatum, StoredDoc};
 use crate::pg::weigher::{self, Sketched, Weigher};
@@ -479,20 +480,12 @@ fn leaf_target(
             oid(2)?,
         ))
     });
-    // The query reads the catalog as the transaction's snapshot sees it; under
-    // REPEATABLE READ that can be an index dropped since (the table disabled and
-    // enabled again), which cannot be opened: the transaction must retry.
-    if let Some((t, _)) = &found {
-        // SAFETY: a syscache lookup, which reads the latest catalog.
-        if unsafe { pg_sys::get_rel_relkind(t.index) } == 0 {
-            crate::pg::raise(crate::error::DedupError::SerializationFailure {
-                msg: format!(
-                    "could not serialize access: {} was enabled for deduplication again after this transaction's snapshot",
-                    crate::pg::lookup::qualified_relation(leaf.rel)
-                ),
-                hint: Some("retry the transaction".into()),
-            });
-        }
+    // The query reads the catalog as the transaction's snapshot sees it: under
+    // REPEATABLE READ an index dropped since, or no index for a partition made
+    // since (see `snapshot_setup`).
+    match &found {
+        Some((t, _)) => snapshot_setup::require_index(t.index, leaf.rel),
+        None => snapshot_setup::require_leaf(leaf.rel),
     }
     found
 }

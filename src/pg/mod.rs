@@ -24,6 +24,7 @@ pub mod registration;
 pub mod retype;
 pub mod scan;
 pub mod signature;
+pub mod snapshot_setup;
 pub mod statement;
 pub mod stats;
 pub mod stats_agg;

@@ -245,64 +245,6 @@ pub fn doc_identity(bytes: &[u8]) -> u64 {
     crate::document::content_key(bytes) as u64
 }
 
-thread_local! {
-    /// The local transaction and the triggers [`require_trigger_in_snapshot`]
-    /// found in its snapshot (one per partition an insert reached).
-    static TRIGGERS_SEEN: std::cell::RefCell<(u32, Vec<u32>)> = const { std::cell::RefCell::new((0, Vec::new())) };
-}
-
-/// Under REPEATABLE READ or SERIALIZABLE, refuses (40001) a row whose trigger the
-/// transaction's snapshot cannot see: the table was enabled, or disabled and
-/// enabled again, after the snapshot was taken. The trigger fires (the relation's
-/// triggers are always the latest), but everything pg_dedup reads through SPI is
-/// of the snapshot: the table's registration (absent, or the one `disable`
-/// removed, naming a collection that may be gone) and its signature index (one
-/// that may be dropped). The row would go in unchecked, or be weighed against
-/// what is no longer there, so the transaction is asked to retry, as PostgreSQL
-/// asks one whose snapshot is too old for a write. Checked once per transaction
-/// and trigger; READ COMMITTED takes a new snapshot for every statement.
-fn require_trigger_in_snapshot(tgoid: pg_sys::Oid, tbl: pg_sys::Oid) {
-    // SAFETY: plain reads of the backend's transaction state.
-    let (xact_snapshot, lxid) = unsafe {
-        (
-            pg_sys::XactIsoLevel >= pg_sys::XACT_REPEATABLE_READ as i32,
-            (*pg_sys::MyProc).lxid,
-        )
-    };
-    if !xact_snapshot {
-        return;
-    }
-    let known = TRIGGERS_SEEN.with(|s| {
-        let mut s = s.borrow_mut();
-        if s.0 != lxid {
-            *s = (lxid, Vec::new());
-        }
-        s.1.contains(&tgoid.to_u32())
-    });
-    if known {
-        return;
-    }
-    let seen = Spi::connect(|c| {
-        let t = crate::pg::cache::select(
-            c,
-            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t WHERE t.oid = $1)",
-            Some(1),
-            &[tgoid.into()],
-        );
-        t.first().get::<bool>(1).ok().flatten().unwrap_or(false)
-    });
-    if !seen {
-        let name = lookup::qualified_relation(tbl);
-        raise(DedupError::SerializationFailure {
-            msg: format!(
-                "could not serialize access: {name} was enabled for deduplication after this transaction's snapshot"
-            ),
-            hint: Some("retry the transaction".into()),
-        });
-    }
-    TRIGGERS_SEEN.with(|s| s.borrow_mut().1.push(tgoid.to_u32()));
-}
-
 fn _trigger<'a>(
     trigger: &'a pgrx::PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByPostgres>>, std::convert::Infallible> {
@@ -351,8 +293,6 @@ fn row_trigger<'a>(
     let Ok(tbl) = trigger.relid() else {
         return Ok(Some(unchanged()));
     };
-    // SAFETY: a row trigger's data always points at the trigger that fired.
-    require_trigger_in_snapshot(unsafe { (*data.tg_trigger).tgoid }, tbl);
     // The extension's own tables are read and written with its owner's rights
     // (src/pg/privilege.rs): the writer needs no rights on them.
     let Some(cfg) = ingest::enabled_table(tbl) else {

@@ -100,6 +100,14 @@ pub(crate) unsafe fn enter_trigger(
     if let Some(expected) = tgname {
         check_trigger_name(name, trigger.name().unwrap_or("?"), expected);
     }
+    // The triggers on an enabled table (not `_config_changed`, on pg_dedup's own).
+    if !matches!(fired, Fired::StatementAfter) {
+        if let Ok(tbl) = trigger.relid() {
+            // SAFETY: a trigger's data always points at the trigger that fired.
+            let tgoid = unsafe { (*trigger.trigger_data().tg_trigger).tgoid };
+            crate::pg::snapshot_setup::require_trigger(tgoid, tbl);
+        }
+    }
     // Bound to a name so the returned tuple is dropped before `trigger`, which it
     // borrows.
     #[allow(clippy::let_and_return)]
