@@ -4,7 +4,7 @@
 //! |---|---|---|---|
 //! | `dedup.max_document_bytes` | 10MB | 1kB .. 1GB | larger `to_document` input is refused with 54000 |
 //! | `dedup.min_word_length` | 3 | 1 .. 64 | shorter words (in characters) are not terms |
-//! | `dedup.stats_batch` | 0 | 0 .. 1000 | committed transactions' statistics changes collected before they are folded into `term_stats` (0 = automatic: 1, at once, below 2,000 documents, then 0.5 % of the collection, at most 1,000) |
+//! | `dedup.stats_batch` | 0 | 0 .. 1000 | documents of committed transactions' statistics changes collected before they are folded into `term_stats` (0 = automatic: 1, at once, below 2,000 documents, then 0.5 % of the collection, at most 1,000) |
 //! | `dedup.background_fold` | on | on, off | a full batch is folded by a background worker after commit, not inside the insert; under REPEATABLE READ and SERIALIZABLE every writer's statistics go through it |
 //! | `dedup.min_shared_keys` | 4 | 1 .. 256 | `topwords` signatures are candidates when they share this many keys |
 //! | `dedup.similarity_threshold` | 0.8 | 0 .. 1 | `longest` signatures are candidates at this similarity |
@@ -57,7 +57,7 @@ pub fn init() {
     GucRegistry::define_int_guc(
         c"dedup.stats_batch",
         c"Committed transactions' statistics changes collected before they are folded into dedup.term_stats.",
-        c"0 (the default) is automatic: 1 while the collection has fewer than 2,000 documents, then 0.5 % of its documents, at most 1,000. With a batch of 1 every commit updates the term and collection rows; with a larger batch each committing transaction adds one pending row instead (writers then share no row and never queue on each other) and a fold takes the batch at once; N, df and cf then lag by up to twice the batch until the next fold or dedup.flush_stats, within the 1 % drift cached statistics are allowed anyway. Range 0 to 1000, the automatic batch's largest. Superuser-only (GRANT SET ON PARAMETER gives it to a role): the batch decides how long every writer's changes wait.",
+        c"0 (the default) is automatic: 1 while the collection has fewer than 2,000 documents, then 0.5 % of its documents, at most 1,000. With a batch of 1 every commit updates the term and collection rows; with a larger batch each committing transaction adds one pending row instead (writers then share no row and never queue on each other), and once the pending rows changed a batch of documents a fold takes them at once; N, df and cf then lag by about the batch until that fold or dedup.flush_stats, within the 1 % drift cached statistics are allowed anyway. Range 0 to 1000, the automatic batch's largest. Superuser-only (GRANT SET ON PARAMETER gives it to a role): the batch decides how long every writer's changes wait.",
         &STATS_BATCH,
         0,
         1_000,

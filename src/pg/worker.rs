@@ -152,7 +152,7 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
         // Under a batch, only once a batch waits.
         if min_rows > 0
             && BackgroundWorker::transaction(|| {
-                Spi::connect_mut(|c| crate::pg::stats::pending_rows(c, coll_id, min_rows))
+                Spi::connect_mut(|c| crate::pg::stats::pending(c, coll_id, min_rows).docs)
             }) < min_rows
         {
             return;
