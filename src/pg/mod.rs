@@ -75,18 +75,19 @@ pub fn raise(e: DedupError) -> ! {
 pub fn raise_on_column(e: DedupError, rel: pgrx::pg_sys::Relation, attno: i32) -> ! {
     use pgrx::pg_sys;
     let code = crate::error::sqlstate_code(e.sqlstate());
-    // SAFETY: allocated in the transaction's context, which the error's abort
-    // frees after `errfinish` has called the callback; `rel` stays open until then.
+    // SAFETY: allocated in the (sub)transaction's context, which the error's abort
+    // frees after `errfinish` has called the callback (so a loop of refusals each
+    // caught by a savepoint does not pile them up); `rel` stays open until then.
     unsafe {
-        let arg = pgrx::PgMemoryContexts::TopTransactionContext.palloc_struct::<ColumnFields>();
+        let mut cx = pgrx::PgMemoryContexts::For(pg_sys::CurTransactionContext);
+        let arg = cx.palloc_struct::<ColumnFields>();
         arg.write(ColumnFields {
             rel,
             attno,
             code,
             armed: true,
         });
-        let cb = pgrx::PgMemoryContexts::TopTransactionContext
-            .palloc_struct::<pg_sys::ErrorContextCallback>();
+        let cb = cx.palloc_struct::<pg_sys::ErrorContextCallback>();
         cb.write(pg_sys::ErrorContextCallback {
             previous: pg_sys::error_context_stack,
             callback: Some(column_fields),
