@@ -402,10 +402,19 @@ fn scan_target(
     };
     let mut match_proc = None;
     let mut leaves = Vec::new();
+    let mut unseen = Vec::new();
     for leaf in partitions::leaves(tbl, time_column) {
-        let (t, proc) = leaf_target(leaf, key, time_column, dup_type)?;
-        match_proc = Some(proc);
-        leaves.push(t);
+        let (rel, span) = (leaf.rel, leaf.span);
+        match leaf_target(leaf, key, time_column, dup_type) {
+            Some((t, proc)) => {
+                match_proc = Some(proc);
+                leaves.push(t);
+            }
+            // A partition made after a REPEATABLE READ snapshot: refused only by
+            // a lookup whose window meets it.
+            None if snapshot_setup::leaf_unseen(rel) => unseen.push((rel, span)),
+            None => return None,
+        }
     }
     Some(scan::Target {
         match_proc: match_proc?,
@@ -413,6 +422,7 @@ fn scan_target(
         dup_type,
         time_type,
         leaves,
+        unseen,
     })
 }
 
@@ -481,11 +491,10 @@ fn leaf_target(
         ))
     });
     // The query reads the catalog as the transaction's snapshot sees it: under
-    // REPEATABLE READ an index dropped since, or no index for a partition made
-    // since (see `snapshot_setup`).
-    match &found {
-        Some((t, _)) => snapshot_setup::require_index(t.index, leaf.rel),
-        None => snapshot_setup::require_leaf(leaf.rel),
+    // REPEATABLE READ an index dropped since (see `snapshot_setup`; a partition
+    // made since finds none: `scan_target`).
+    if let Some((t, _)) = &found {
+        snapshot_setup::require_index(t.index, leaf.rel);
     }
     found
 }

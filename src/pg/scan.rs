@@ -38,6 +38,10 @@ pub struct Target {
     pub time_type: Option<pg_sys::Oid>,
     /// The tables that hold the rows: the table, or each leaf partition.
     pub leaves: Vec<LeafTarget>,
+    /// Leaf partitions (and their spans) newer than a REPEATABLE READ
+    /// transaction's snapshot, whose index it cannot see: a lookup whose window
+    /// meets one is refused (see `pg::snapshot_setup`).
+    pub unseen: Vec<(pg_sys::Oid, Span)>,
 }
 
 /// One table holding rows of an enabled table (the table itself, or a leaf
@@ -135,6 +139,9 @@ pub fn candidates(
 ) -> Vec<Hit> {
     if sig.keys.is_empty() || limit == 0 {
         return Vec::new();
+    }
+    if let Some(&(rel, _)) = t.unseen.iter().find(|(_, s)| s.meets(window)) {
+        crate::pg::snapshot_setup::refuse_leaf(rel);
     }
     let min_shared = limits.min_shared_keys;
     let threshold = limits.similarity_threshold;

@@ -74,13 +74,14 @@ pub fn require_index(index: pg_sys::Oid, leaf: pg_sys::Oid) {
 }
 
 /// For a table or partition whose signature index the snapshot's catalog does
-/// not show: refuses (40001) when the relation or one of its indexes is newer
-/// than the snapshot (a partition created or attached since, an index `ATTACH`
-/// built), rather than letting the lookup pass over its rows. A table that
-/// really lacks the index (its owner dropped it) is left to the caller.
-pub fn require_leaf(leaf: pg_sys::Oid) {
+/// not show: whether, under REPEATABLE READ, the relation or one of its indexes
+/// is newer than the snapshot (a partition created or attached since, an index
+/// `ATTACH` built), so that a lookup would pass over its rows (see
+/// [`refuse_leaf`]). A table that really lacks the index (its owner dropped it)
+/// is not.
+pub fn leaf_unseen(leaf: pg_sys::Oid) -> bool {
     if !xact_snapshot() {
-        return;
+        return false;
     }
     // SAFETY: the relation is opened and closed with the same lock; its index
     // list is copied out before it closes.
@@ -91,9 +92,13 @@ pub fn require_leaf(leaf: pg_sys::Oid) {
         oids.extend(list.iter_oid());
         pg_sys::relation_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
     }
-    if visible(&oids, "pg_class") < oids.len() as i64 {
-        refuse(leaf, "or one of its indexes was created");
-    }
+    visible(&oids, "pg_class") < oids.len() as i64
+}
+
+/// Refuses (40001) a lookup that would have to search `leaf`, which
+/// [`leaf_unseen`] found newer than the snapshot.
+pub fn refuse_leaf(leaf: pg_sys::Oid) -> ! {
+    refuse(leaf, "or one of its indexes was created")
 }
 
 /// How many of `oids` the snapshot's `pg_catalog.<catalog>` holds.

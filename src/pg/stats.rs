@@ -285,7 +285,7 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
                 let pending = pending(c, coll_id, 2 * batch);
                 if pending.docs >= batch {
                     if crate::gucs::background_fold() && pending.rows < 2 * batch {
-                        want_fold(coll_id, false, 0);
+                        want_fold(coll_id, false, batch);
                     } else {
                         fold(c, coll_id);
                     }
@@ -359,8 +359,13 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
                 None,
                 &counts,
             );
-            // A prepared transaction's pending row (above), committed since: folded
-            // by the collection's next commit, as a batch of 1 promises.
+            // Pending rows (a prepared transaction's, committed since; a
+            // REPEATABLE READ writer's): folded after the collection's next
+            // commit, as a batch of 1 promises, by the worker. A fold here, after
+            // this transaction's own term rows, would lock term rows from the
+            // start of term order a second time, and two such commits deadlocked
+            // (an audit: READ COMMITTED and REPEATABLE READ writers of one small
+            // collection, 40P01 at COMMIT). Without the worker, folded here.
             let pending = cache::update(
                 c,
                 "SELECT EXISTS (SELECT 1 FROM dedup.term_stats_pending WHERE collection_id = $1)",
@@ -368,7 +373,11 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
                 &[coll_id.into()],
             );
             if pending.first().get::<bool>(1).ok().flatten() == Some(true) {
-                fold(c, coll_id);
+                if crate::gucs::background_fold() {
+                    want_fold(coll_id, true, 0);
+                } else {
+                    fold(c, coll_id);
+                }
             }
         }
     });
@@ -575,9 +584,8 @@ pub struct FoldWish {
     /// REPEATABLE READ or SERIALIZABLE in a small collection, whose every commit
     /// leaves a pending row to fold at once), or once (a full batch).
     pub drain: bool,
-    /// How many pending rows the worker must find to fold (a batch, for writers
-    /// under REPEATABLE READ or SERIALIZABLE, which do not count them); 0: fold
-    /// whatever is pending.
+    /// How many pending documents the worker must find to fold (a batch); 0:
+    /// fold whatever is pending.
     pub min_rows: i64,
 }
 

@@ -15,8 +15,8 @@
 //! The worker folds in one transaction (`pg::stats::fold`: pending rows deleted,
 //! term rows upserted in term order, the collection row last, the order every
 //! writer of those rows keeps). A session advisory lock keeps two workers of one
-//! collection from folding at once; the second one finds the lock taken and
-//! leaves.
+//! collection from folding at once; the second one waits for the first (up to
+//! two seconds) and then folds what is left, if enough is.
 //!
 //! Nothing is lost if no worker can start (all `max_worker_processes` slots busy)
 //! or a worker fails: the rows stay pending, and an insert that finds twice the
@@ -142,28 +142,43 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
         );
     }
     let lock = FOLD_LOCK | coll_id as i64;
+    // Whether there is something to fold: a batch of documents (`min_rows`), or
+    // any pending row.
+    let enough = || {
+        if min_rows > 0 {
+            BackgroundWorker::transaction(|| {
+                Spi::connect_mut(|c| crate::pg::stats::pending(c, coll_id, min_rows).docs)
+            }) >= min_rows
+        } else {
+            ask(
+                "SELECT EXISTS (SELECT 1 FROM dedup.term_stats_pending WHERE collection_id = $1)",
+                &[coll_id.into()],
+            )
+        }
+    };
     let mut rounds = 0;
+    let mut waits = 0;
     loop {
         if !ask("SELECT pg_try_advisory_lock($1)", &[lock.into()]) {
-            // Another worker folds the collection. Asked to drain, it looks for
-            // rows again after letting the lock go, so ours are its to take.
-            return;
+            // Another worker folds the collection, with a snapshot that may
+            // predate the rows this one was started for: waits for it to let the
+            // lock go, then looks for them (an audit found a big transaction's
+            // rows left pending when the second worker just left).
+            waits += 1;
+            if waits > LOCK_WAITS
+                || !BackgroundWorker::wait_latch(Some(std::time::Duration::from_millis(LINGER_MS)))
+            {
+                return;
+            }
+            continue;
         }
-        // Under a batch, only once a batch waits.
-        if min_rows > 0
-            && BackgroundWorker::transaction(|| {
-                Spi::connect_mut(|c| crate::pg::stats::pending(c, coll_id, min_rows).docs)
-            }) < min_rows
-        {
+        if !enough() {
             return;
         }
         // A full batch is folded once: folding again at once what arrived
         // meanwhile would fold the common terms far more often. Asked to drain,
         // folds again, each time in a transaction of its own (whose snapshot sees
-        // the rows committed meanwhile), while the last fold found rows: a writer
-        // does not start a second worker while its first runs (see
-        // `launch_wanted`), so rows committed during a fold are this worker's to
-        // take.
+        // the rows committed meanwhile), while the last fold found rows.
         loop {
             let folded = BackgroundWorker::transaction(|| {
                 Spi::connect_mut(|c| {
@@ -180,22 +195,19 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
                 break;
             }
         }
-        if !drain || rounds >= FOLD_ROUNDS || BackgroundWorker::sigterm_received() {
+        if rounds >= FOLD_ROUNDS || BackgroundWorker::sigterm_received() {
             // The lock is the session's: it goes when the worker exits.
             return;
         }
-        // Lets the lock go, then looks once more: a worker that found the lock
-        // taken while this one made its last fold has left, and the row its
-        // writer committed is visible now. And looks a few times more before
-        // leaving: a writer whose commit lands between this worker's last look
-        // and its exit sees it still running and starts no other, and its row
-        // then waits for the next fold (the rarer, the longer the idle wait).
+        // Lets the lock go, then looks again a few times before leaving: a
+        // worker that found the lock taken while this one folded waits for it,
+        // and a writer whose commit lands while this worker runs starts no other
+        // (see `launch_wanted`), so what it committed (a batch, or anything
+        // under drain) is this worker's to take. A commit that lands between
+        // its last look and its exit waits for the next fold.
         ask("SELECT pg_advisory_unlock($1)", &[lock.into()]);
         let mut idle = 0;
-        while !ask(
-            "SELECT EXISTS (SELECT 1 FROM dedup.term_stats_pending WHERE collection_id = $1)",
-            &[coll_id.into()],
-        ) {
+        while !enough() {
             idle += 1;
             if idle > LINGER_LOOKS
                 || !BackgroundWorker::wait_latch(Some(std::time::Duration::from_millis(LINGER_MS)))
@@ -206,8 +218,13 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
     }
 }
 
-/// How long a draining worker waits between its looks for new pending rows
-/// before it leaves, and how many looks it makes (see `dedup_fold_worker_main`).
+/// How many times a worker that finds another folding the collection waits
+/// [`LINGER_MS`] for it before it leaves (two seconds: a fold of a batch of long
+/// documents takes about 0.6 s).
+const LOCK_WAITS: u32 = 40;
+
+/// How long a worker waits between its looks for new pending rows before it
+/// leaves, and how many looks it makes (see `dedup_fold_worker_main`).
 const LINGER_MS: u64 = 50;
 const LINGER_LOOKS: u32 = 10;
 

@@ -75,11 +75,11 @@ check "after an immediate shutdown"
 # 3. kill -9 of the background fold worker (dedup.stats_batch > 1): the server
 # restarts; the changes whose fold was killed are still pending, and
 # dedup.flush_stats folds them (README, "Settings").
-# A batch is counted in committed transactions: with a batch of 2, the second of
-# two loading transactions starts a worker when it commits. Twenty words of its
-# own per row give the fold ~120,000 terms to write.
-q -c "ALTER DATABASE pg_dedup_crash SET dedup.stats_batch = 2" >/dev/null
-uniq="(SELECT string_agg(translate(md5(i || ':' || g), '0123456789', 'ghijklmnop'), ' ') FROM generate_series(1, 20) AS g)"
+# A batch is counted in documents: with a batch of 1,000, the second of two
+# loading transactions of 600 rows starts a worker when it commits. A hundred
+# words of its own per row give the fold ~120,000 terms to write.
+q -c "ALTER DATABASE pg_dedup_crash SET dedup.stats_batch = 1000" >/dev/null
+uniq="(SELECT string_agg(translate(md5(i || ':' || g), '0123456789', 'ghijklmnop'), ' ') FROM generate_series(1, 100) AS g)"
 watch_sql="DO \$\$ DECLARE p int; BEGIN
   FOR i IN 1..20000 LOOP
     PERFORM pg_stat_clear_snapshot();
@@ -91,14 +91,14 @@ killed=
 next=5001
 watch=$(mktemp)
 for attempt in 1 2 3; do
-  q -c "INSERT INTO crash SELECT i, story(i % 700) || ' ' || $uniq FROM generate_series($next, $((next + 2999))) AS i" >/dev/null
-  next=$((next + 3000))
+  q -c "INSERT INTO crash SELECT i, story(i % 700) || ' ' || $uniq FROM generate_series($next, $((next + 599))) AS i" >/dev/null
+  next=$((next + 600))
   q -c "$watch_sql" >"$watch" 2>&1 &
   watcher=$!
-  q -c "INSERT INTO crash SELECT i, story(i % 700) || ' ' || $uniq FROM generate_series($next, $((next + 2999))) AS i" >/dev/null
-  next=$((next + 3000))
+  q -c "INSERT INTO crash SELECT i, story(i % 700) || ' ' || $uniq FROM generate_series($next, $((next + 599))) AS i" >/dev/null
+  next=$((next + 600))
   wait "$watcher" || true
-  wpid=$(grep -o 'fold worker [0-9]*' "$watch" | awk '{print $3}' || true)
+  wpid=$(grep -o 'fold worker [0-9][0-9]*' "$watch" | awk '{print $3}' | head -n 1 || true)
   if [ -n "$wpid" ] && kill -9 "$wpid" 2>/dev/null; then
     killed=1
     break

@@ -311,8 +311,9 @@ DROP FUNCTION aud_log(), aud_touch();
 -- batch: upserted, the term rows stayed locked until COMMIT PREPARED, so every
 -- writer of those words waited (row 2 shares one word with row 1 and is no
 -- candidate of it; a near-copy still waits, as for a unique index) (a logical replication worker applying two-phase
--- transactions waited for itself, for good). The collection's next commit folds
--- the row once it is committed.
+-- transactions waited for itself, for good). The collection's next commit has
+-- the fold worker fold the row once it is committed (a fold inside that commit,
+-- after its own term rows, could deadlock with another such commit).
 CREATE TABLE prep (id int PRIMARY KEY, body text);
 SELECT dedup.enable('prep', 'body');
 BEGIN;
@@ -325,6 +326,7 @@ COMMIT PREPARED 'regress_dedup_prep';
 SELECT count(*) AS pending_rows FROM dedup.term_stats_pending p JOIN dedup.collections c ON c.id = p.collection_id
 WHERE c.name = 'prep';
 INSERT INTO prep VALUES (3, 'Совсем другая новость о погоде: в выходные ожидается снег.');
+SELECT wait_folded('prep');
 SELECT count(*) AS pending_rows FROM dedup.term_stats_pending p JOIN dedup.collections c ON c.id = p.collection_id
 WHERE c.name = 'prep';
 SELECT s.n_docs, (SELECT count(*) FROM dedup.term_stats t WHERE t.collection_id = c.id AND t.term = 'мэр' AND t.df = 2) AS df_right
