@@ -255,6 +255,10 @@ pub(crate) fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
     let Some((root, tname, coll, model, action, columns, window, key)) = row else {
         return crate::pg::citus::logical_table(tbl).and_then(read_table_config);
     };
+    // The name the table has now, which statements are written with: the
+    // snapshot's may be an old one (a REPEATABLE READ transaction, the table
+    // renamed since), or name another table.
+    let tname = lookup::current_name(root).unwrap_or(tname);
     let action = match action.as_str() {
         "skip" => Action::Skip,
         "error" => Action::Error,

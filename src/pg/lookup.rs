@@ -36,17 +36,32 @@ pub fn relation_text(rel: pgrx::pg_sys::Oid) -> Option<String> {
     .flatten()
 }
 
-/// `rel`'s schema-qualified, quoted name, to write into a statement's text
-/// whatever the search_path it runs under; 42P01 when no relation has that OID.
+/// `rel`'s schema-qualified, quoted name as the catalog has it now (the
+/// syscache, not the transaction's snapshot: under REPEATABLE READ a table
+/// renamed since, and another given its old name, must not be confused); None
+/// when no relation has that OID.
+pub fn current_name(rel: pgrx::pg_sys::Oid) -> Option<String> {
+    use pgrx::pg_sys;
+    // SAFETY: syscache lookups (NULL when the relation or its schema is gone);
+    // the quoted name is copied out.
+    unsafe {
+        let name = pg_sys::get_rel_name(rel);
+        if name.is_null() {
+            return None;
+        }
+        let nsp = pg_sys::get_namespace_name(pg_sys::get_rel_namespace(rel));
+        if nsp.is_null() {
+            return None;
+        }
+        let q = pg_sys::quote_qualified_identifier(nsp, name);
+        Some(std::ffi::CStr::from_ptr(q).to_string_lossy().into_owned())
+    }
+}
+
+/// [`current_name`], to write into a statement's text whatever the search_path
+/// it runs under; 42P01 when no relation has that OID.
 pub fn qualified_relation(rel: pgrx::pg_sys::Oid) -> String {
-    let name = one_with_args::<String>(
-        "SELECT pg_catalog.format('%I.%I', n.nspname, c.relname) FROM pg_catalog.pg_class c \
-         JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1",
-        &[rel.into()],
-    )
-    .ok()
-    .flatten();
-    name.unwrap_or_else(|| {
+    current_name(rel).unwrap_or_else(|| {
         crate::pg::raise(crate::error::DedupError::UndefinedTable(format!(
             "relation with OID {} does not exist",
             rel.to_u32()

@@ -116,18 +116,8 @@ fn visible(oids: &[pg_sys::Oid], catalog: &str) -> i64 {
 /// Raises the 40001 for `rel`, named from the latest catalog (the snapshot's may
 /// not hold it).
 fn refuse(rel: pg_sys::Oid, what: &str) -> ! {
-    // SAFETY: syscache lookups; NULL when the relation or schema is gone.
-    let name = unsafe {
-        let rel_name = pg_sys::get_rel_name(rel);
-        let nsp = pg_sys::get_namespace_name(pg_sys::get_rel_namespace(rel));
-        if rel_name.is_null() || nsp.is_null() {
-            format!("relation {}", rel.to_u32())
-        } else {
-            std::ffi::CStr::from_ptr(pg_sys::quote_qualified_identifier(nsp, rel_name))
-                .to_string_lossy()
-                .into_owned()
-        }
-    };
+    let name = crate::pg::lookup::current_name(rel)
+        .unwrap_or_else(|| format!("relation {}", rel.to_u32()));
     raise(DedupError::SerializationFailure {
         msg: format!("could not serialize access: {name} {what} after this transaction's snapshot"),
         hint: Some("retry the transaction".into()),
