@@ -65,11 +65,16 @@ pub fn require_trigger(tgoid: pg_sys::Oid, tbl: pg_sys::Oid) {
 }
 
 /// Refuses (40001) a signature index `index` of `leaf` that the snapshot's
-/// catalog names but that is gone: the table was disabled and enabled again.
+/// catalog names but that is gone: the table was disabled and enabled again, or
+/// the index rebuilt (`REINDEX CONCURRENTLY`, which README suggests for tables
+/// with retention, replaces it).
 pub fn require_index(index: pg_sys::Oid, leaf: pg_sys::Oid) {
     // SAFETY: a syscache lookup, which reads the latest catalog ('\0': none).
     if unsafe { pg_sys::get_rel_relkind(index) } == 0 {
-        refuse(leaf, "was enabled for deduplication again");
+        refuse(
+            leaf,
+            "was enabled for deduplication again, or its signature index rebuilt,",
+        );
     }
 }
 
