@@ -586,12 +586,12 @@ pub struct FoldWish {
     pub drain: bool,
     /// How many pending documents the worker must find to fold (a batch); 0:
     /// fold whatever is pending.
-    pub min_rows: i64,
+    pub min_docs: i64,
 }
 
 /// Notes that `coll_id`'s pending statistics should be folded once the current
-/// transaction commits; `drain` and `min_rows` as in [`FoldWish`].
-fn want_fold(coll_id: i32, drain: bool, min_rows: i64) {
+/// transaction commits; `drain` and `min_docs` as in [`FoldWish`].
+fn want_fold(coll_id: i32, drain: bool, min_docs: i64) {
     // SAFETY: reads the current user: inside `flush` the extension owner (see
     // `privilege::as_owner`), whose rights a fold needs; a writer has none on the
     // statistics tables.
@@ -601,13 +601,13 @@ fn want_fold(coll_id: i32, drain: bool, min_rows: i64) {
         match w.iter_mut().find(|f| f.coll_id == coll_id) {
             Some(f) => {
                 f.drain |= drain;
-                f.min_rows = f.min_rows.min(min_rows);
+                f.min_docs = f.min_docs.min(min_docs);
             }
             None => w.push(FoldWish {
                 coll_id,
                 role,
                 drain,
-                min_rows,
+                min_docs,
             }),
         }
     });

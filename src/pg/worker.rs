@@ -61,7 +61,7 @@ pub fn launch_wanted() {
         coll_id,
         role: user,
         drain,
-        min_rows,
+        min_docs,
     } in wanted
     {
         STARTED.with(|s| {
@@ -90,7 +90,7 @@ pub fn launch_wanted() {
                     db.to_u32(),
                     user.to_u32(),
                     u8::from(drain),
-                    min_rows
+                    min_docs
                 ));
             let mut bgw: pg_sys::BackgroundWorker = (&builder).into();
             let mut handle: *mut pg_sys::BackgroundWorkerHandle = std::ptr::null_mut();
@@ -111,7 +111,7 @@ pub fn launch_wanted() {
 
 /// The worker's entry point (named in [`launch_wanted`]). Its argument is the
 /// collection id; `bgw_extra` holds the database and user OIDs, whether to drain
-/// and the pending rows to wait for (see `pg::stats::FoldWish`).
+/// and the pending documents to wait for (see `pg::stats::FoldWish`).
 #[pg_guard]
 #[no_mangle]
 pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
@@ -123,7 +123,7 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
     let db = pg_sys::Oid::from(ids.next().unwrap_or(0));
     let user = pg_sys::Oid::from(ids.next().unwrap_or(0));
     let drain = ids.next() == Some(1);
-    let min_rows = i64::from(ids.next().unwrap_or(0));
+    let min_docs = i64::from(ids.next().unwrap_or(0));
     if db == pg_sys::InvalidOid || user == pg_sys::InvalidOid {
         return;
     }
@@ -142,13 +142,13 @@ pub extern "C-unwind" fn dedup_fold_worker_main(arg: pg_sys::Datum) {
         );
     }
     let lock = FOLD_LOCK | coll_id as i64;
-    // Whether there is something to fold: a batch of documents (`min_rows`), or
+    // Whether there is something to fold: a batch of documents (`min_docs`), or
     // any pending row.
     let enough = || {
-        if min_rows > 0 {
+        if min_docs > 0 {
             BackgroundWorker::transaction(|| {
-                Spi::connect_mut(|c| crate::pg::stats::pending(c, coll_id, min_rows).docs)
-            }) >= min_rows
+                Spi::connect_mut(|c| crate::pg::stats::pending(c, coll_id, min_docs).docs)
+            }) >= min_docs
         } else {
             ask(
                 "SELECT EXISTS (SELECT 1 FROM dedup.term_stats_pending WHERE collection_id = $1)",
