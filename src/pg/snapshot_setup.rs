@@ -138,9 +138,13 @@ fn _require_setup_in_snapshot(tbl: pg_sys::Oid, tgname: &str) {
         return;
     }
     // SAFETY: the relation is opened and closed with the same lock (the firing
-    // statement holds a stronger one); its trigger descriptor is read before.
+    // statement holds a stronger one); its trigger descriptor is read before. An
+    // OID that names no relation (a direct call) has nothing to check.
     let tgoid = unsafe {
-        let rel = pg_sys::relation_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let rel = pg_sys::try_relation_open(tbl, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        if rel.is_null() {
+            return;
+        }
         let desc = (*rel).trigdesc;
         let mut found = None;
         if !desc.is_null() {

@@ -320,3 +320,15 @@ SELECT dedup.disable('pub_news');
 RESET client_min_messages;
 DROP PUBLICATION pub_every;
 DROP TABLE pub_news;
+-- The TRUNCATE trigger's snapshot check called directly: NULL, a missing
+-- relation, an unknown trigger and a table enabled before the snapshot pass.
+SELECT dedup._require_setup_in_snapshot(NULL, 'dedup_truncate_trigger') IS NULL AS strict;
+CREATE TABLE snap_check (id int PRIMARY KEY, body text);
+SELECT dedup.enable('snap_check', 'body');
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT dedup._require_setup_in_snapshot(0, 'dedup_truncate_trigger');
+SELECT dedup._require_setup_in_snapshot('snap_check'::regclass, 'no_such_trigger');
+SELECT dedup._require_setup_in_snapshot('snap_check'::regclass, 'dedup_truncate_trigger');
+COMMIT;
+DROP TABLE snap_check;
+
