@@ -549,6 +549,27 @@ impl Prepared {
     }
 }
 
+/// An upper bound on [`Prepared::heap_bytes`] of `d` under any weights, from its
+/// counts alone (no hashing, no sorting): what a cache charges for a document
+/// whose prepared form is made only when it is first compared.
+pub fn prepared_bytes_bound(d: &Document) -> usize {
+    let n = d.terms.len();
+    let nt = d.title_terms.len();
+    let nn = d.numbers.len();
+    let lead = d.sentences.first().map_or(0, |s| s.terms.len());
+    let in_sentences: usize = d.sentences.iter().map(|s| s.terms.len()).sum();
+    let trigrams = d.trigrams.as_ref().map_or(0, |t| t.heap_bytes());
+    // coverage::Keys: 24 a term, 16 a lead term and a prefix.
+    (24 + 16) * n + 16 * lead
+        + 12 * (n + nt)
+        + 16 * (d.sentences.len() + d.paragraphs.len())
+        // numbers, number_set, digit_set; prefixes; number_keys (digits and
+        // number words); bigrams; lead bigrams.
+        + 8 * (3 * nn + n + (nn + n) + in_sentences + lead)
+        // the trigrams and their set (at most as many keys).
+        + 2 * trigrams
+}
+
 /// The distinct values of `it`, sorted.
 fn sorted_set(it: impl Iterator<Item = u64>) -> Vec<u64> {
     let mut v: Vec<u64> = it.collect();

@@ -37,6 +37,7 @@ pub fn document_decode(data: &[u8]) {
                 assert_eq!(Document::decode(&d.encode()).unwrap(), d);
                 assert_eq!(from_text(&to_text(&d)).unwrap(), d);
                 assert_eq!(Document::skim(buf).unwrap(), Skim::of(&d));
+                prepared_within_bound(&d);
             }
             Err(e) => assert_eq!(e.sqlstate(), "22P03"),
         }
@@ -148,6 +149,23 @@ pub fn text_analyze(data: &[u8]) {
     assert_eq!(d.numbers, numbers(body));
     assert_eq!(Document::decode(&d.encode()).unwrap(), d);
     assert_eq!(from_text(&to_text(&d)).unwrap(), d);
+    prepared_within_bound(&d);
+}
+
+/// What comparing prepares of `d` (weights of 1, and of none) stays within the
+/// bound a cache charges for it before it is made.
+fn prepared_within_bound(d: &Document) {
+    let bound = crate::features::prepared_bytes_bound(d);
+    let ones = (vec![1.0; d.terms.len()], vec![1.0; d.title_terms.len()]);
+    for (weights, title_weights) in [(&ones.0[..], &ones.1[..]), (&[][..], &[][..])] {
+        let side = crate::features::Side {
+            doc: d,
+            weights,
+            title_weights,
+            authority: 0.0,
+        };
+        assert!(crate::features::Prepared::new(&side).heap_bytes() <= bound);
+    }
 }
 
 #[cfg(test)]
@@ -206,6 +224,27 @@ mod tests {
                 "{} does not call {call}",
                 path.display()
             );
+        }
+    }
+
+    /// News-like texts (titles, numbers in digits and words, paragraphs, repeats)
+    /// pass the analysis checks, the prepared form's bound among them.
+    #[test]
+    fn news_like_texts_pass_the_analysis_checks() {
+        let para = "В Москве 12 марта открыли новую станцию метро «Пример», \
+                    её строили три года. Стоимость составила 4,8 млрд рублей.\n\n\
+                    The mayor said 2,500 passengers a day are expected; \
+                    в среду — ещё восемь поездов. https://t.me/example";
+        let mut texts: Vec<String> = vec![String::new(), "Заголовок\nтело".into()];
+        for n in [1, 3, 40] {
+            texts.push(format!("Новость дня {n}\n{}", vec![para; n].join("\n\n")));
+        }
+        for t in &texts {
+            for head in [0x00u8, 0x01, 0x02, 0x03, 0x81, 0x85] {
+                let mut data = vec![head];
+                data.extend_from_slice(t.as_bytes());
+                super::text_analyze(&data);
+            }
         }
     }
 

@@ -703,7 +703,7 @@ impl Pruner<'_> {
         }
         let (ab, ba) = crate::features::bounds(
             &new.side(),
-            &new.w.prep,
+            new.w.prep(),
             &cand.sketch,
             auth.of(cand.sketch.source.as_deref()),
             positive,

@@ -117,7 +117,7 @@ pub fn with_authority(w: Rc<Weighed>, auth: &Authorities) -> WithAuthority {
 
 /// ρ(a,b) and ρ(b,a).
 pub fn both_ways(a: &WithAuthority, b: &WithAuthority) -> ([f64; N_FEATURES], [f64; N_FEATURES]) {
-    features::compare_prepared(&a.side(), &a.w.prep, &b.side(), &b.w.prep)
+    features::compare_prepared(&a.side(), a.w.prep(), &b.side(), b.w.prep())
 }
 
 /// The decision values for "a duplicates b" and "b duplicates a": the model's (the

@@ -6,7 +6,7 @@
 
 use crate::document::Document;
 use crate::error::DedupError;
-use crate::features::{Prepared, Side, Unweighed};
+use crate::features::{self, Prepared, Side, Unweighed};
 use crate::lru::CostLru;
 use crate::pg::collections::{load, Collection};
 use crate::pg::spi_err;
@@ -87,37 +87,47 @@ pub fn set_preload_limit(n: i64) {
 
 /// A document with its body and title weights in one collection, aligned with
 /// `doc.terms` and `doc.title_terms`.
-/// `prep` holds what comparing needs of it alone, so a cached document costs
-/// nothing but the comparison when it meets the next one.
+/// [`Self::prep`] holds what comparing needs of it alone, made at its first
+/// comparison (most inserts meet no candidate to weigh, and their document is never
+/// compared in this backend) and kept, so a cached document costs nothing but the
+/// comparison when it meets the next one.
 pub struct Weighed {
     pub doc: Document,
     pub body: Vec<f64>,
     pub title: Vec<f64>,
-    pub prep: Prepared,
+    prep: std::cell::OnceCell<Prepared>,
 }
 
 impl Weighed {
     pub fn new(doc: Document, body: Vec<f64>, title: Vec<f64>) -> Weighed {
-        let prep = Prepared::new(&Side {
-            doc: &doc,
-            weights: &body,
-            title_weights: &title,
-            authority: 0.0,
-        });
         Weighed {
             doc,
             body,
             title,
-            prep,
+            prep: std::cell::OnceCell::new(),
         }
     }
 
-    /// The memory this weighed document holds, roughly.
+    /// What comparing needs of this document alone, made once.
+    pub fn prep(&self) -> &Prepared {
+        self.prep.get_or_init(|| {
+            Prepared::new(&Side {
+                doc: &self.doc,
+                weights: &self.body,
+                title_weights: &self.title,
+                authority: 0.0,
+            })
+        })
+    }
+
+    /// The memory this weighed document holds, roughly, counting its prepared
+    /// form at its bound whether made yet or not: a cache charges a document once,
+    /// when it takes it, and the form may be made later.
     pub fn heap_bytes(&self) -> usize {
         std::mem::size_of::<Weighed>()
             + self.doc.heap_bytes()
             + 8 * (self.body.len() + self.title.len())
-            + self.prep.heap_bytes()
+            + features::prepared_bytes_bound(&self.doc)
     }
 }
 
