@@ -88,9 +88,9 @@ pub fn set_preload_limit(n: i64) {
 /// A document with its body and title weights in one collection, aligned with
 /// `doc.terms` and `doc.title_terms`.
 /// [`Self::prep`] holds what comparing needs of it alone, made at its first
-/// comparison (an insert that meets no candidate to weigh, an exact copy's aside,
-/// never needs it) and kept, so a cached document costs nothing but the comparison
-/// when it meets the next one.
+/// comparison (an insert with no candidate to compare never needs it) and kept,
+/// so a cached document costs nothing but the comparison when it meets the next
+/// one.
 pub struct Weighed {
     pub doc: Document,
     pub body: Vec<f64>,
