@@ -68,12 +68,7 @@ fn create_collection(
     let options = serde_json::Value::Object(crate::signature::new_collection_options(given));
     crate::limits::Limits::from_json(&options).or_raise();
     crate::signature::SignatureOptions::from_json(&options).or_raise();
-    let lang_s = match lang {
-        Lang::Auto => "auto",
-        Lang::Russian => "russian",
-        Lang::English => "english",
-        Lang::Simple => "simple",
-    };
+    let lang_s = lang_name(lang);
     Spi::connect_mut(|c| {
         let exists = c
             .select(
@@ -122,7 +117,30 @@ fn set_collection_options(collection: &str, options: JsonArg) -> JsonB {
             "options must be a jsonb object",
         ))
     };
-    let mut merged = match coll.options.clone() {
+    // The options as they are now, the row locked until the transaction ends: two
+    // changes at once each merge into the other's result instead of the second
+    // writing over the first with what it read before (an audit lost a change so).
+    // A collection dropped (or dropped and made anew, as `disable` and `enable` in
+    // one transaction do) since this statement began returns no row.
+    let current = Spi::connect_mut(|c| {
+        c.update(
+            "SELECT options FROM dedup.collections WHERE id = $1 FOR NO KEY UPDATE",
+            None,
+            &[coll.id.into()],
+        )
+        .and_then(|t| match t.len() {
+            0 => Ok(None),
+            _ => t.first().get_one::<JsonB>(),
+        })
+        .unwrap_or_else(|e| spi_err(e))
+    })
+    .unwrap_or_else(|| {
+        raise(DedupError::SerializationFailure {
+            msg: format!("collection \"{collection}\" was dropped or made anew while its options were being changed"),
+            hint: Some("run dedup.set_collection_options again".into()),
+        })
+    });
+    let mut merged = match current.0 {
         serde_json::Value::Object(m) => m,
         _ => serde_json::Map::new(),
     };
@@ -136,6 +154,11 @@ fn set_collection_options(collection: &str, options: JsonArg) -> JsonB {
                         crate::error::excerpt(&k)
                     ),
                     format!("the options that can are {changeable}; signature options are set by dedup.create_collection"),
+                )
+            } else if ["lang", "weighting", "k1", "b"].contains(&k.as_str()) {
+                (
+                    format!("\"{k}\" cannot be changed on an existing collection"),
+                    format!("lang, weighting, k1 and b are arguments of dedup.create_collection; the options that can change are {changeable}"),
                 )
             } else {
                 (
@@ -195,17 +218,83 @@ fn collection_limits(
     ))
 }
 
-/// A collection of `name` with the defaults of `dedup.create_collection`, for
-/// `dedup.enable` (the caller runs it as the extension's owner).
+/// A collection `dedup.disable` dropped in this transaction: what it was made with
+/// and the options set on it since.
+struct Dropped {
+    name: String,
+    lang: &'static str,
+    params: Params,
+    options: serde_json::Value,
+}
+
+thread_local! {
+    /// [`drop_created_collection`]'s collections, forgotten at every transaction's
+    /// end ([`forget_dropped_collections`]).
+    static DROPPED_IN_XACT: std::cell::RefCell<Vec<Dropped>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Drops the collection `dedup.enable` made for a table that left it and that
+/// nothing else keeps, and remembers its settings until the transaction ends:
+/// `enable` makes it anew with them ([`create_default_collection`]). So README's
+/// way of changing a table's settings, `disable` and `enable` in one transaction,
+/// keeps what a DBA set on its collection (an audit lost a lowered
+/// `max_document_bytes` so, without a word).
+pub fn drop_created_collection(name: &str) {
+    let coll = load(name);
+    drop_collection(name);
+    DROPPED_IN_XACT.with(|d| {
+        d.borrow_mut().push(Dropped {
+            name: coll.name,
+            lang: lang_name(coll.lang),
+            params: coll.params,
+            options: coll.options,
+        })
+    });
+}
+
+/// Forgets the collections `disable` dropped: the transaction ended.
+pub fn forget_dropped_collections() {
+    DROPPED_IN_XACT.with(|d| d.borrow_mut().clear());
+}
+
+/// A collection of `name` for `dedup.enable` (the caller runs it as the extension's
+/// owner): with the settings of the collection of that name `disable` dropped in
+/// this transaction, else with the defaults of `dedup.create_collection`.
 pub fn create_default_collection(name: &str) {
-    create_collection(
-        name,
-        "auto",
-        "bm25",
-        2.0,
-        0.75,
-        JsonArg(serde_json::Value::Object(serde_json::Map::new())),
-    )
+    let kept = DROPPED_IN_XACT.with(|d| {
+        let mut d = d.borrow_mut();
+        let i = d.iter().rposition(|x| x.name == name)?;
+        Some(d.remove(i))
+    });
+    match kept {
+        Some(k) => create_collection(
+            name,
+            k.lang,
+            k.params.weighting.as_str(),
+            k.params.k1,
+            k.params.b,
+            JsonArg(k.options),
+        ),
+        None => create_collection(
+            name,
+            "auto",
+            "bm25",
+            2.0,
+            0.75,
+            JsonArg(serde_json::Value::Object(serde_json::Map::new())),
+        ),
+    }
+}
+
+/// The name `dedup.collections.lang` stores for `lang`.
+fn lang_name(lang: Lang) -> &'static str {
+    match lang {
+        Lang::Auto => "auto",
+        Lang::Russian => "russian",
+        Lang::English => "english",
+        Lang::Simple => "simple",
+    }
 }
 
 /// The stored models trained on collection `name`, listed for a message, or None.

@@ -458,7 +458,7 @@ pub fn _unregister_table(tbl: pg_sys::Oid) -> Option<String> {
         if created && unused {
             // A model trained on it keeps it (see `catalog::drop_collection`).
             match crate::pg::catalog::models_trained_on(&coll) {
-                None => crate::pg::catalog::drop_collection(&coll),
+                None => crate::pg::catalog::drop_created_collection(&coll),
                 Some(models) => pgrx::ereport!(
                     NOTICE,
                     PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,

@@ -58,10 +58,12 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
         crate::pg::weigher::after_abort();
         crate::pg::stats::forget_wanted_folds();
         crate::pg::privilege::forget_left_tables();
+        crate::pg::catalog::forget_dropped_collections();
         crate::pg::attach::forget_detaching();
         crate::release_after_large_work();
     } else if event == pg_sys::XactEvent::XACT_EVENT_PREPARE {
         crate::pg::privilege::forget_left_tables();
+        crate::pg::catalog::forget_dropped_collections();
         crate::pg::attach::forget_detaching();
         crate::pg::weigher::after_end(true);
         crate::pg::stats::forget_wanted_folds();
@@ -70,6 +72,7 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
         drop(crate::pg::stats::take_written());
     } else if event == pg_sys::XactEvent::XACT_EVENT_COMMIT {
         crate::pg::privilege::forget_left_tables();
+        crate::pg::catalog::forget_dropped_collections();
         crate::pg::attach::forget_detaching();
         crate::pg::weigher::after_end(false);
         crate::pg::weigher::committed(crate::pg::stats::take_written());

@@ -75,6 +75,8 @@ SELECT err($$SELECT dedup.set_collection_options('news', '{"bogus": 1}')$$);
 SELECT err($$SELECT dedup.set_collection_options('news', '{"min_shared_keys": 0}')$$);
 SELECT err($$SELECT dedup.set_collection_options('news', '[]')$$);
 SELECT err($$SELECT dedup.set_collection_options('nope', '{}')$$);
+-- Arguments of create_collection are not options.
+SELECT err($$SELECT dedup.set_collection_options('news', '{"k1": 1.2}')$$);
 SELECT dedup.set_collection_options('news', '{}') AS unchanged, dedup.set_collection_options(NULL, '{}') AS null_name,
        dedup.set_collection_options('news', NULL) AS null_options;
 SELECT count(*) AS null_limits FROM dedup.collection_limits(NULL);
@@ -332,3 +334,23 @@ SELECT dedup._require_setup_in_snapshot('snap_check'::regclass, 'dedup_truncate_
 COMMIT;
 DROP TABLE snap_check;
 
+-- disable and enable in one transaction (README's way of changing a table's
+-- settings) keep what was set on the collection enable made for the table, and
+-- its create_collection arguments; committed apart, disable drops it and enable
+-- makes it with the defaults.
+CREATE TABLE retuned (id int PRIMARY KEY, body text);
+SELECT dedup.enable('retuned', 'body') IS NOT NULL AS enabled;
+UPDATE dedup.collections SET k1 = 1.5 WHERE name = 'retuned';
+SELECT dedup.set_collection_options('retuned', '{"max_document_bytes": 4096, "min_shared_keys": 6}') IS NOT NULL AS set;
+BEGIN;
+SELECT dedup.disable('retuned') IS NOT NULL AS disabled;
+SELECT dedup.enable('retuned', 'body', action => 'skip') IS NOT NULL AS enabled;
+COMMIT;
+SELECT k1, options->'max_document_bytes' AS max_bytes, options->'min_shared_keys' AS min_shared
+FROM dedup.collections WHERE name = 'retuned';
+SELECT dedup.disable('retuned') IS NOT NULL AS disabled;
+SELECT dedup.enable('retuned', 'body') IS NOT NULL AS enabled;
+SELECT k1, options->'max_document_bytes' AS max_bytes, options->'min_shared_keys' AS min_shared
+FROM dedup.collections WHERE name = 'retuned';
+SELECT dedup.disable('retuned') IS NOT NULL AS disabled;
+DROP TABLE retuned;
