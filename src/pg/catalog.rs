@@ -241,7 +241,10 @@ thread_local! {
 /// keeps what a DBA set on its collection (an audit lost a lowered
 /// `max_document_bytes` so, without a word).
 pub fn drop_created_collection(name: &str) {
-    let coll = load(name);
+    // Read now, not from the statement's cache: options set earlier in the same
+    // statement (a DO block) count too.
+    let coll = crate::pg::collections::load_uncached(name)
+        .unwrap_or_else(|| raise(crate::pg::collections::unknown_collection(name)));
     drop_collection(name);
     DROPPED_IN_XACT.with(|d| {
         d.borrow_mut().push(Dropped {

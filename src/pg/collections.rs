@@ -100,7 +100,8 @@ pub fn empty(name: &str) -> Collection {
     }
 }
 
-fn load_uncached(name: &str) -> Option<Collection> {
+/// A collection as stored now, past the statement's cache; None when there is none.
+pub(crate) fn load_uncached(name: &str) -> Option<Collection> {
     let row = Spi::connect(|c| {
         let t = cache::select(
             c,

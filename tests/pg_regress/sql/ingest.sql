@@ -348,6 +348,13 @@ SELECT dedup.enable('retuned', 'body', action => 'skip') IS NOT NULL AS enabled;
 COMMIT;
 SELECT k1, options->'max_document_bytes' AS max_bytes, options->'min_shared_keys' AS min_shared
 FROM dedup.collections WHERE name = 'retuned';
+-- Set in the same statement as the re-enable, too.
+DO $$ BEGIN
+  PERFORM dedup.set_collection_options('retuned', '{"max_document_bytes": 8192}');
+  PERFORM dedup.disable('retuned');
+  PERFORM dedup.enable('retuned', 'body');
+END $$;
+SELECT options->'max_document_bytes' AS max_bytes FROM dedup.collections WHERE name = 'retuned';
 SELECT dedup.disable('retuned') IS NOT NULL AS disabled;
 SELECT dedup.enable('retuned', 'body') IS NOT NULL AS enabled;
 SELECT k1, options->'max_document_bytes' AS max_bytes, options->'min_shared_keys' AS min_shared
