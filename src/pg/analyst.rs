@@ -83,7 +83,9 @@ fn judged_pairs_exact(
         Spi::connect(|c| {
             // As the table's owner (see `privilege::as_table_owner`).
             let t = privilege::as_table_owner(cfg.tbl, || {
-                crate::pg::cache::select(c, &fetch, None, &[names.clone().into()])
+                crate::pg::guc_scope::key_lookups(|| {
+                    crate::pg::cache::select(c, &fetch, None, &[names.clone().into()])
+                })
             });
             for r in t {
                 let (Some(k), Some(d)) = (
@@ -607,11 +609,13 @@ fn rank_members(tbl: pg_sys::Oid, members: &mut [Member]) {
     let keys: Vec<String> = members.iter().map(|m| m.key.clone()).collect();
     let ordered: Vec<String> = crate::pg::guc_scope::exact_floats(|| {
         privilege::as_table_owner(cfg.tbl, || {
-            Spi::connect(|c| {
-                c.select(&sql, None, &[keys.into()])
-                    .unwrap_or_else(|e| spi_err(e))
-                    .filter_map(|r| r.get::<String>(1).ok().flatten())
-                    .collect()
+            crate::pg::guc_scope::key_lookups(|| {
+                Spi::connect(|c| {
+                    c.select(&sql, None, &[keys.into()])
+                        .unwrap_or_else(|e| spi_err(e))
+                        .filter_map(|r| r.get::<String>(1).ok().flatten())
+                        .collect()
+                })
             })
         })
     });

@@ -53,6 +53,23 @@ pub fn exact_floats<R>(f: impl FnOnce() -> R) -> R {
     }
 }
 
+/// Runs `f` with the planner free to look rows up by key: index and bitmap scans
+/// and nested loops on, JIT off. For the queries that fetch a batch of rows by
+/// their keys (the analyst functions' documents): a caller's `enable_indexscan`
+/// off made each batch a scan of the whole table, and since a backend keeps its
+/// plans, the first call's settings decided every later call's speed.
+pub fn key_lookups<R>(f: impl FnOnce() -> R) -> R {
+    with_settings(
+        &[
+            (c"enable_indexscan", c"on"),
+            (c"enable_bitmapscan", c"on"),
+            (c"enable_nestloop", c"on"),
+            (c"jit", c"off"),
+        ],
+        f,
+    )
+}
+
 /// A collection's `min_shared_keys` and `similarity_threshold` as the settings the
 /// `%` operator reads: a lookup puts them in force so that it matches as the
 /// collection says, whatever the session set.
