@@ -37,6 +37,17 @@ COMMENT ON TABLE dedup.rejected IS 'Rows that action ''skip'' kept out of their 
 -- database): without it each dropped table, a temporary one too, read them all.
 CREATE INDEX rejected_tbl ON dedup.rejected (tbl);
 
+-- The text form of a key that is stored (dedup.rejected.original_key), in one
+-- style whatever the writer's session set (its DateStyle, TimeZone,
+-- IntervalStyle, extra_float_digits), so that any session casts it back to the
+-- same key.
+CREATE FUNCTION dedup._key_text(anyelement) RETURNS text
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    SET DateStyle = 'ISO, YMD' SET TimeZone = 'UTC' SET IntervalStyle = 'postgres'
+    SET extra_float_digits = 1
+    AS 'SELECT $1::pg_catalog.text';
+
 -- The key of the trigger's signature-key lock tags (src/pg/keylocks.rs): pg_locks,
 -- which every role may read, shows a keyed hash of each key, not the key (a word's
 -- hash, which a word list inverts). Private to the extension's owner; not dumped

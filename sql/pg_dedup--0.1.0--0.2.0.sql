@@ -2084,6 +2084,19 @@ COMMENT ON FUNCTION dedup._groups(oid, text) IS 'dedup.groups by table OID';
 COMMENT ON FUNCTION dedup._is_duplicate(oid, text, text, timestamp with time zone, text) IS 'dedup.is_duplicate by table OID';
 COMMENT ON FUNCTION dedup._table_document(oid, text, text, timestamp with time zone, text) IS
     'The document the trigger would store for a row of the table with this text (the collection''s language and limits): enable''s backfill';
+-- The text form of a key that is stored (dedup.rejected.original_key), in one
+-- style whatever the writer's session set (its DateStyle, TimeZone,
+-- IntervalStyle, extra_float_digits), so that any session casts it back to the
+-- same key.
+CREATE FUNCTION dedup._key_text(anyelement) RETURNS text
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    SET DateStyle = 'ISO, YMD' SET TimeZone = 'UTC' SET IntervalStyle = 'postgres'
+    SET extra_float_digits = 1
+    AS 'SELECT $1::pg_catalog.text';
+
+COMMENT ON FUNCTION dedup._key_text(anyelement) IS
+    'A key''s text form as dedup.rejected.original_key stores it: ISO dates, UTC times, exact floats, whatever the writer''s session set';
 COMMENT ON FUNCTION dedup._published(anyelement) IS
     'A time column''s value as the trigger reads it (a timestamp or date as UTC; text that is not a time, and the infinities, as no time: NULL), for the window and order of the analyst queries and enable''s backfill';
 COMMENT ON FUNCTION dedup._table_document_left_out() IS

@@ -104,14 +104,47 @@ pub struct Judged {
 /// takes. Marking the new row as a copy of any of them would close a cycle of
 /// marks, a group with no original.
 pub fn without_copies_of(judged: &mut Vec<Judged>, me: &str) {
-    let mut gone: std::collections::HashSet<&str> = std::collections::HashSet::from([me]);
-    let mut keep = vec![true; judged.len()];
+    let keep = kept(
+        me,
+        judged.iter().map(|j| j.key.as_str()).collect(),
+        judged.iter().map(|j| j.duplicate_of.as_deref()).collect(),
+    );
+    retain_kept(judged, keep);
+}
+
+/// [`without_copies_of`] with keys compared through `same`, which maps a key's
+/// text form to what equal keys share: where one key has several text forms (a
+/// `numeric` 1 and 1.0, or text under a case-insensitive collation), equal texts
+/// are not what makes two keys one.
+pub fn without_copies_of_by<K: Eq + std::hash::Hash>(
+    judged: &mut Vec<Judged>,
+    me: &str,
+    same: impl Fn(&str) -> K,
+) {
+    let keep = kept(
+        same(me),
+        judged.iter().map(|j| same(&j.key)).collect(),
+        judged
+            .iter()
+            .map(|j| j.duplicate_of.as_deref().map(&same))
+            .collect(),
+    );
+    retain_kept(judged, keep);
+}
+
+/// Which candidates (their `keys`, and the originals their marks name) are
+/// neither `me` (the checked row itself: under another spelling, the lookup's
+/// own exclusion misses it) nor a copy of it or of its copies.
+fn kept<K: Eq + std::hash::Hash>(me: K, keys: Vec<K>, marks: Vec<Option<K>>) -> Vec<bool> {
+    let mut gone: std::collections::HashSet<K> = std::collections::HashSet::from([me]);
+    let mut keep: Vec<bool> = keys.iter().map(|k| !gone.contains(k)).collect();
+    let mut keys: Vec<Option<K>> = keys.into_iter().map(Some).collect();
     loop {
         let mut grew = false;
-        for (j, k) in judged.iter().zip(keep.iter_mut()) {
-            if *k && j.duplicate_of.as_deref().is_some_and(|d| gone.contains(d)) {
+        for ((key, mark), k) in keys.iter_mut().zip(&marks).zip(keep.iter_mut()) {
+            if *k && mark.as_ref().is_some_and(|d| gone.contains(d)) {
                 *k = false;
-                gone.insert(j.key.as_str());
+                gone.extend(key.take());
                 grew = true;
             }
         }
@@ -119,6 +152,10 @@ pub fn without_copies_of(judged: &mut Vec<Judged>, me: &str) {
             break;
         }
     }
+    keep
+}
+
+fn retain_kept(judged: &mut Vec<Judged>, keep: Vec<bool>) {
     let mut keep = keep.into_iter();
     judged.retain(|_| keep.next().unwrap_or(true));
 }
@@ -541,6 +578,34 @@ mod tests {
         let mut judged = vec![j("2", None), j("3", Some("2"))];
         super::without_copies_of(&mut judged, "9");
         assert_eq!(judged.len(), 2);
+    }
+
+    #[test]
+    fn keys_with_several_spellings_are_compared_by_value() {
+        let j = |k: &str, d: Option<&str>| super::Judged {
+            key: k.into(),
+            duplicate_of: d.map(Into::into),
+            score_new_dup: 1.0,
+            score_cand_dup: 1.0,
+            exact: true,
+        };
+        // As numeric keys: 1.0 is 1. The checked row 1.0 takes the deleted
+        // original 1's place: 2 names it, 3 names 2.00; 4 is the row itself
+        // under another spelling; 5 is another group's.
+        let by_value = |k: &str| k.parse::<f64>().map(f64::to_bits).unwrap_or(0);
+        let mut judged = vec![
+            j("2", Some("1")),
+            j("3", Some("2.00")),
+            j("1.000", None),
+            j("5", None),
+        ];
+        super::without_copies_of_by(&mut judged, "1.0", by_value);
+        let keys: Vec<&str> = judged.iter().map(|j| j.key.as_str()).collect();
+        assert_eq!(keys, ["5"]);
+        // Compared as text, only the exact spellings count.
+        let mut judged = vec![j("2", Some("1")), j("3", Some("2.00")), j("5", None)];
+        super::without_copies_of(&mut judged, "1.0");
+        assert_eq!(judged.len(), 3);
     }
 
     #[test]

@@ -84,6 +84,11 @@ pub struct Key {
     pub composite: Option<String>,
     /// The type of `duplicate_of` as SQL spells it.
     pub sql_type: String,
+    /// How equal keys are told apart when one key has several text forms (a
+    /// `numeric` key's 1 and 1.0, text under a nondeterministic collation): an
+    /// `ORDER BY` list over `u.k`, a key of `sql_type`, whose ties are the equal
+    /// keys (see [`same_keys`]). None when equal keys have one text form.
+    pub rank_order: Option<String>,
 }
 
 impl Key {
@@ -233,6 +238,7 @@ pub(crate) fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
             },
             composite,
             sql_type: s(15).unwrap_or_else(|| "text".into()),
+            rank_order: None,
         };
         Some((
             r.get::<pg_sys::Oid>(1).ok().flatten()?,
@@ -252,7 +258,7 @@ pub(crate) fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
         ))
     });
     // A shard of a Citus distributed table: the distributed table's configuration.
-    let Some((root, tname, coll, model, action, columns, window, key)) = row else {
+    let Some((root, tname, coll, model, action, columns, window, mut key)) = row else {
         return crate::pg::citus::logical_table(tbl).and_then(read_table_config);
     };
     // The name the table has now, which statements are written with: the
@@ -266,6 +272,7 @@ pub(crate) fn read_table_config(tbl: pg_sys::Oid) -> Option<TableConfig> {
     };
     let window = window.map(|secs| (secs * 1e6).round() as i64);
     require_builtin_types(root, &tname, &key, columns.published_at.as_deref());
+    key.rank_order = rank_order(root, &key);
     let column_types = Spi::connect(|c| {
         let t = cache::select(
             c,
@@ -355,6 +362,109 @@ fn require_builtin_types(tbl: pg_sys::Oid, tname: &str, key: &Key, time: Option<
             ),
         });
     }
+}
+
+/// Key types whose equal values have one text form (with a deterministic
+/// collation, for the collatable ones). Any other (`numeric`, floats, `interval`,
+/// `bpchar`, arrays, ranges...) is compared by value (see [`Key::rank_order`]).
+const ONE_TEXT_FORM: [pg_sys::Oid; 15] = [
+    pg_sys::INT2OID,
+    pg_sys::INT4OID,
+    pg_sys::INT8OID,
+    pg_sys::OIDOID,
+    pg_sys::TEXTOID,
+    pg_sys::VARCHAROID,
+    pg_sys::NAMEOID,
+    pg_sys::CHAROID,
+    pg_sys::UUIDOID,
+    pg_sys::DATEOID,
+    pg_sys::TIMESTAMPOID,
+    pg_sys::TIMESTAMPTZOID,
+    pg_sys::TIMEOID,
+    pg_sys::BOOLOID,
+    pg_sys::BYTEAOID,
+];
+
+/// [`Key::rank_order`] of the key columns of `tbl`.
+fn rank_order(tbl: pg_sys::Oid, key: &Key) -> Option<String> {
+    // Per key column in key order: its type, whether an enum, its collation
+    // (qualified) and whether that is deterministic.
+    type Col = (pg_sys::Oid, bool, Option<String>, bool);
+    let cols: Vec<Col> = Spi::connect(|c| {
+        cache::select(
+            c,
+            "SELECT a.atttypid, t.typtype = 'e', \
+                    CASE WHEN a.attcollation <> 0 THEN pg_catalog.format('%I.%I', cn.nspname, co.collname) END, \
+                    coalesce(co.collisdeterministic, true) \
+             FROM pg_catalog.unnest($2::pg_catalog.text[]) WITH ORDINALITY AS x(name, i) \
+             JOIN pg_catalog.pg_attribute a ON a.attrelid = $1 AND a.attname = x.name AND NOT a.attisdropped \
+             JOIN pg_catalog.pg_type t ON t.oid = a.atttypid \
+             LEFT JOIN pg_catalog.pg_collation co ON co.oid = a.attcollation \
+             LEFT JOIN pg_catalog.pg_namespace cn ON cn.oid = co.collnamespace \
+             ORDER BY x.i",
+            None,
+            &[tbl.into(), key.columns.clone().into()],
+        )
+        .map(|r| {
+            (
+                r.get::<pg_sys::Oid>(1).ok().flatten().unwrap_or_default(),
+                r.get::<bool>(2).ok().flatten().unwrap_or(false),
+                r.get::<String>(3).ok().flatten(),
+                r.get::<bool>(4).ok().flatten().unwrap_or(true),
+            )
+        })
+        .collect()
+    });
+    let one_form = |(ty, is_enum, _, deterministic): &Col| {
+        (*is_enum || ONE_TEXT_FORM.contains(ty)) && *deterministic
+    };
+    if cols.len() == key.columns.len() && cols.iter().all(one_form) {
+        return None;
+    }
+    let order = key
+        .columns
+        .iter()
+        .zip(
+            cols.iter()
+                .map(|c| c.2.as_deref())
+                .chain(std::iter::repeat(None)),
+        )
+        .map(|(name, coll)| {
+            let expr = match key.composite {
+                None => "u.k".to_owned(),
+                Some(_) => format!("(u.k).{}", pgrx::spi::quote_identifier(name)),
+            };
+            match coll {
+                Some(c) => format!("{expr} COLLATE {c}"),
+                None => expr,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(order)
+}
+
+/// For each of `texts` (text forms of keys of `cfg`'s table), a number that equal
+/// keys share: their rank in the key type's own order ([`Key::rank_order`]), in
+/// which equal keys tie. Texts that do not cast back get none.
+fn same_keys(
+    cfg: &TableConfig,
+    order: &str,
+    texts: &[&str],
+) -> std::collections::HashMap<String, i64> {
+    let sql = format!(
+        "SELECT u.t, pg_catalog.dense_rank() OVER (ORDER BY {order}) \
+         FROM (SELECT x.t, x.t::{ty} AS k FROM pg_catalog.unnest($1::pg_catalog.text[]) AS x(t)) u",
+        ty = cfg.key.sql_type
+    );
+    let texts: Vec<&str> = texts.to_vec();
+    crate::pg::guc_scope::pinned_path(|| {
+        Spi::connect(|c| {
+            cache::select(c, &sql, None, &[texts.into()])
+                .filter_map(|r| Some((r.get::<String>(1).ok()??, r.get::<i64>(2).ok()??)))
+                .collect()
+        })
+    })
 }
 
 /// What a direct candidate lookup reads (see `pg::scan`): each leaf's signature
@@ -793,9 +903,29 @@ fn judge(
 /// Copies of those copies go too (see [`decide::without_copies_of`]): a row
 /// inserted under the key of a deleted original, which its copies still name,
 /// takes that original's place rather than close a cycle of marks.
-fn without_own_copies(judged: &mut Vec<Judged>, self_key: Option<&str>) {
-    if let Some(me) = self_key {
-        decide::without_copies_of(judged, me);
+fn without_own_copies(cfg: &TableConfig, judged: &mut Vec<Judged>, self_key: Option<&str>) {
+    let Some(me) = self_key else {
+        return;
+    };
+    match &cfg.key.rank_order {
+        None => decide::without_copies_of(judged, me),
+        Some(_) if judged.is_empty() => {}
+        // Compared by value: a key of several text forms (an audit marked a row as
+        // a copy of itself, its key re-spelled 'abc-1' → 'ABC-1' under a
+        // case-insensitive collation, and closed a cycle of marks with numeric
+        // keys 1 and 1.0).
+        Some(order) => {
+            let mut texts: Vec<&str> = std::iter::once(me)
+                .chain(judged.iter().map(|j| j.key.as_str()))
+                .chain(judged.iter().filter_map(|j| j.duplicate_of.as_deref()))
+                .collect();
+            texts.sort_unstable();
+            texts.dedup();
+            let ranks = same_keys(cfg, order, &texts);
+            decide::without_copies_of_by(judged, me, |k| {
+                ranks.get(k).map_or(Err(k.to_owned()), |&r| Ok(r))
+            });
+        }
     }
 }
 
@@ -950,7 +1080,7 @@ pub fn check(
     );
     warn_if_other_analyzer(cfg, new.doc().analyzer, &cands);
     let mut roots = decide::Roots::default();
-    without_own_copies(&mut judged, self_key);
+    without_own_copies(cfg, &mut judged, self_key);
     resolve_roots(&mut roots, cfg, &cands, &mut judged, commit);
     let mut d = decide::choose(&judged);
     // With no duplicate, the verdict is that of the closest candidate (the highest
@@ -974,7 +1104,7 @@ pub fn check(
             &auth,
             reach,
         ));
-        without_own_copies(&mut judged, self_key);
+        without_own_copies(cfg, &mut judged, self_key);
         resolve_roots(&mut roots, cfg, &cands, &mut judged, commit);
         d = decide::choose(&judged);
     }

@@ -814,8 +814,15 @@ fn reject(
             c,
             // The table by name: on Citus this runs on a worker, whose OID for it
             // is its own (see `pg::citus`).
-            "INSERT INTO dedup.rejected (tbl, row_data, original_key, verdict, score) \
-             VALUES ($1::pg_catalog.regclass, $2::pg_catalog.jsonb, $3, $4, $5)",
+            // The key cast back in the writer's style, stored in one style any
+            // session reads (an audit's writer under DateStyle 'SQL, DMY' stored
+            // a key that named another day, or no row, in other sessions).
+            &format!(
+                "INSERT INTO dedup.rejected (tbl, row_data, original_key, verdict, score) \
+                 VALUES ($1::pg_catalog.regclass, $2::pg_catalog.jsonb, \
+                         dedup._key_text($3::pg_catalog.text::{ty}), $4, $5)",
+                ty = cfg.key.sql_type
+            ),
             None,
             &[
                 cfg.tname.as_str().into(),

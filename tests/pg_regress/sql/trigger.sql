@@ -685,3 +685,39 @@ INSERT INTO rx VALUES (3, 'Курс евро на Московской бирж�
 SELECT id, duplicate_of FROM rx ORDER BY id;
 SELECT dedup.disable('rx');
 DROP TABLE rx;
+
+-- Keys with several text forms are compared by value. A numeric row inserted as
+-- 1.0 under the key of a deleted original 1, which its copy still names, takes
+-- that original's place (it closed a cycle of marks: 1.0 → 2, 2 → 1).
+CREATE TABLE nkey (id numeric PRIMARY KEY, body text);
+SELECT dedup.enable('nkey', 'body');
+INSERT INTO nkey VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.'),
+                        (2, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.');
+DELETE FROM nkey WHERE id = 1;
+INSERT INTO nkey VALUES (1.0, 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.');
+SELECT id, duplicate_of FROM nkey ORDER BY id;
+-- An original whose key was re-spelled (an UPDATE from 3 to 3.00) and whose text
+-- is then edited is not marked as a copy of itself through its copy.
+INSERT INTO nkey VALUES (3, 'Курс евро на Московской бирже упал до 99 рублей. Аналитики ждут решения ЦБ по ставке.'),
+                        (4, 'Курс евро на Московской бирже упал до 99 рублей. Аналитики ждут решения ЦБ по ставке.');
+UPDATE nkey SET id = 3.00 WHERE id = 3;
+UPDATE nkey SET body = body || ' Торги закрылись.' WHERE id = 3;
+SELECT id, duplicate_of FROM nkey WHERE id >= 3 ORDER BY id;
+SELECT dedup.disable('nkey');
+DROP TABLE nkey;
+
+-- The key of a skipped row's original is stored in one style: it names the same
+-- row in a session with other DateStyle and TimeZone settings.
+CREATE TABLE tskey (published timestamptz PRIMARY KEY, body text);
+SELECT dedup.enable('tskey', 'body', action => 'skip');
+SET DateStyle = 'SQL, DMY';
+SET TimeZone = 'Asia/Tokyo';
+INSERT INTO tskey VALUES ('2024-03-04 10:00+00', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.'),
+                         ('2024-03-05 10:00+00', 'Курс доллара на Московской бирже вырос до 92 рублей. Аналитики связывают рост с решением ЦБ.');
+RESET DateStyle;
+RESET TimeZone;
+SELECT r.original_key, t.published IS NOT NULL AS names_the_row
+  FROM dedup.rejected_rows r LEFT JOIN tskey t ON t.published = r.original_key::timestamptz
+ WHERE r.tbl = 'tskey'::regclass;
+SELECT dedup.disable('tskey');
+DROP TABLE tskey;
