@@ -1482,7 +1482,7 @@ BEGIN
         IF gone.object_type = 'table column' AND enabled.tbl IS NOT NULL THEN
             IF gone.column_name IN (enabled.body_column, enabled.title_column, enabled.published_at_column,
                                     enabled.source_column, enabled.model_column) THEN
-                RAISE EXCEPTION 'cannot drop column % of table %: pg_dedup reads it', gone.column_name, enabled.tbl
+                RAISE EXCEPTION 'cannot drop column % of table %: pg_dedup reads it', quote_ident(gone.column_name), enabled.tbl
                     USING ERRCODE = 'dependent_objects_still_exist',
                           HINT = format('call dedup.disable(%L) first', enabled.tbl::text);
             END IF;
@@ -1498,7 +1498,7 @@ BEGIN
                AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_event_trigger_dropped_objects() o
                                WHERE o.classid = 'pg_catalog.pg_class'::regclass AND o.objid = gone.objid
                                  AND o.object_type = 'table') THEN
-                RAISE EXCEPTION 'cannot drop column % of table %: pg_dedup uses it while the table is enabled', gone.column_name, enabled.tbl
+                RAISE EXCEPTION 'cannot drop column % of table %: pg_dedup uses it while the table is enabled', quote_ident(gone.column_name), enabled.tbl
                     USING ERRCODE = 'dependent_objects_still_exist',
                           HINT = format('call dedup.disable(%L) first', enabled.tbl::text);
             END IF;
@@ -1604,7 +1604,7 @@ BEGIN
         IF e.key_column = ANY (gone) OR EXISTS (
                SELECT 1 FROM pg_catalog.pg_type y JOIN pg_catalog.pg_attribute a ON a.attrelid = y.typrelid
                WHERE y.oid = e.key_type AND a.attname = ANY (gone)) THEN
-            RAISE EXCEPTION 'cannot rename primary key column % of table %: pg_dedup names it', gone[1], e.tbl
+            RAISE EXCEPTION 'cannot rename primary key column % of table %: pg_dedup names it', quote_ident(gone[1]), e.tbl
                 USING ERRCODE = 'feature_not_supported',
                       HINT = format('call dedup.disable(%L), rename, and dedup.enable the table again', e.tbl::text);
         END IF;
@@ -1689,7 +1689,7 @@ BEGIN
                                WHERE a.attrelid = e.tbl AND a.attname = m.col AND a.attnum > 0 AND NOT a.attisdropped
                                  AND (m.typ IS NULL OR a.atttypid = m.typ))
     LOOP
-        RAISE EXCEPTION 'column % of table % belongs to pg_dedup while the table is enabled (dropped, renamed or of another type)', r.col, r.tbl
+        RAISE EXCEPTION 'column % of table % belongs to pg_dedup while the table is enabled (dropped, renamed or of another type)', quote_ident(r.col), r.tbl
             USING ERRCODE = 'dependent_objects_still_exist',
                   HINT = format('call dedup.disable(%L) first: it removes the columns', r.tbl::text);
     END LOOP;
