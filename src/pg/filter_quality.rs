@@ -3,12 +3,11 @@
 
 use crate::chunks::{Runs, RUN_BYTES};
 use crate::error::DedupError;
-use crate::gucs;
 use crate::pg::collections::{self, Collection};
 use crate::pg::privilege;
 use crate::pg::query_err;
 use crate::pg::raise;
-use crate::pg::signature::{min_shared, options_of, signature_of};
+use crate::pg::signature::{options_of, signature_of};
 use crate::pg::types::DocumentDatum;
 use crate::signature::{self, SignatureOptions};
 use pgrx::prelude::*;
@@ -58,8 +57,12 @@ fn filter_quality(
             let (sa, sb) = privilege::reading_collection(&coll, "dedup.filter_quality", || {
                 (signature_of(&a, c, o), signature_of(&b, c, o))
             });
+            // The collection's filter, as its trigger and `pairs` apply it (the
+            // session's `dedup.min_shared_keys` is the `%` operator's alone: an
+            // audit's collection with 2 was scored with the session's 4).
+            let l = &c.limits;
             q.add(
-                signature::is_candidate(&sa, &sb, min_shared(), gucs::similarity_threshold()),
+                signature::is_candidate(&sa, &sb, l.min_shared_keys, l.similarity_threshold),
                 label,
             );
         }

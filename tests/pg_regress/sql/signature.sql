@@ -113,6 +113,23 @@ SELECT * FROM dedup.filter_quality($$
   FROM corpus a JOIN corpus b ON b.i = a.i + 10000 OR b.i = a.i + 1
   WHERE a.i <= 200 $$);
 SELECT err($$SELECT * FROM dedup.filter_quality('SELECT 1')$$);
+-- It applies the collection's filter, not the session's min_shared_keys (the
+-- `%` operator's): two collections that differ only there pass different pairs,
+-- and a SET changes neither.
+SELECT dedup.create_collection('fq_loose', options => '{"min_shared_keys": 1}');
+SELECT dedup.create_collection('fq_strict', options => '{"min_shared_keys": 12}');
+CREATE TEMP TABLE fq_pairs AS
+  SELECT a.doc AS a, b.doc AS b, b.i > 10000 AS dup
+  FROM corpus a JOIN corpus b ON b.i = a.i + 10000 OR b.i = a.i + 1 WHERE a.i <= 200;
+SELECT c, f.passing > 0 AS some_pass FROM unnest(ARRAY['fq_loose', 'fq_strict']) c,
+  dedup.filter_quality(format('SELECT a, b, %L, dup FROM fq_pairs', c)) f ORDER BY c;
+CREATE TEMP TABLE fq_before AS SELECT c, f.passing FROM unnest(ARRAY['fq_loose', 'fq_strict']) c,
+  dedup.filter_quality(format('SELECT a, b, %L, dup FROM fq_pairs', c)) f;
+SELECT (SELECT passing FROM fq_before WHERE c = 'fq_loose') > (SELECT passing FROM fq_before WHERE c = 'fq_strict') AS loose_passes_more;
+SET LOCAL dedup.min_shared_keys = 6;
+SELECT count(*) AS changed_by_set FROM unnest(ARRAY['fq_loose', 'fq_strict']) AS u(c)
+  CROSS JOIN LATERAL dedup.filter_quality(format('SELECT a, b, %L, dup FROM fq_pairs', u.c)) f
+  JOIN fq_before b ON b.c = u.c WHERE f.passing <> b.passing;
 ROLLBACK;
 
 -- candidates breaks ties by key in its own order (1, 2, 3, not 1, 10, 11), as
