@@ -48,7 +48,9 @@ fn judged_pairs(
     pairing: Pairing,
 ) -> (Vec<PairRow>, HashMap<String, Info>) {
     // Keys travel as text between the queries and out of the functions.
-    crate::pg::guc_scope::exact_floats(|| judged_pairs_exact(tbl, model, pairing))
+    crate::pg::guc_scope::without_jit(|| {
+        crate::pg::guc_scope::exact_floats(|| judged_pairs_exact(tbl, model, pairing))
+    })
 }
 
 /// [`judged_pairs`] with float keys printed exactly.

@@ -87,11 +87,14 @@ pub fn find(name: &str) -> Option<Collection> {
     Some(c)
 }
 
+/// The id of [`empty`]'s collection (stored collections count from 1).
+pub const EMPTY_ID: i32 = 0;
+
 /// A collection with no row and no statistics (every N and df is 0): what the
 /// built-in model weighs a pair against when it is given no collection.
 pub fn empty(name: &str) -> Collection {
     Collection {
-        id: 0,
+        id: EMPTY_ID,
         name: name.to_owned(),
         lang: Lang::Auto,
         params: Params::new(Weighting::Bm25, 2.0, 0.75).or_raise(),

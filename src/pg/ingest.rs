@@ -1378,31 +1378,34 @@ pub fn _is_duplicate(
     published_at: Option<TimestampWithTimeZone>,
     source: Option<&str>,
 ) -> bool {
-    let tbl = crate::pg::types::required(tbl, "tbl");
-    privilege::require_execute(
-        "dedup.is_duplicate(pg_catalog.regclass, pg_catalog.text, pg_catalog.text, pg_catalog.timestamptz, pg_catalog.text)",
-    );
-    privilege::require_read(tbl, "dedup.is_duplicate");
-    require_collection_read_of(tbl, "dedup.is_duplicate");
-    as_owner(|| {
-        let cfg = table_config(tbl);
-        let Some(body) = body else { return false };
-        // The trigger stores such a text unchecked (or refuses it): no answer
-        // either way is true.
-        if let Some(o) = cfg.coll.limits.body_over(body) {
-            raise(DedupError::TooLarge {
-                msg: format!(
-                    "text of {} bytes is over the max_document_bytes of collection \"{}\" ({}): it cannot be checked",
-                    o.bytes, cfg.coll.name, o.limit
-                ),
-                hint: Some("raise the collection's limit with dedup.set_collection_options".into()),
-            });
-        }
-        let (title, source) = side_fields(&cfg, title, source);
-        let doc = analyze(&cfg, body, title, published_at, source);
-        check(&cfg, doc, cfg.model.as_deref(), None, Store::Nothing)
-            .original
-            .is_some()
+    // pg_dedup's own queries, not compiled (see `guc_scope::without_jit`).
+    crate::pg::guc_scope::without_jit(|| {
+        let tbl = crate::pg::types::required(tbl, "tbl");
+        privilege::require_execute(
+            "dedup.is_duplicate(pg_catalog.regclass, pg_catalog.text, pg_catalog.text, pg_catalog.timestamptz, pg_catalog.text)",
+        );
+        privilege::require_read(tbl, "dedup.is_duplicate");
+        require_collection_read_of(tbl, "dedup.is_duplicate");
+        as_owner(|| {
+            let cfg = table_config(tbl);
+            let Some(body) = body else { return false };
+            // The trigger stores such a text unchecked (or refuses it): no answer
+            // either way is true.
+            if let Some(o) = cfg.coll.limits.body_over(body) {
+                raise(DedupError::TooLarge {
+                    msg: format!(
+                        "text of {} bytes is over the max_document_bytes of collection \"{}\" ({}): it cannot be checked",
+                        o.bytes, cfg.coll.name, o.limit
+                    ),
+                    hint: Some("raise the collection's limit with dedup.set_collection_options".into()),
+                });
+            }
+            let (title, source) = side_fields(&cfg, title, source);
+            let doc = analyze(&cfg, body, title, published_at, source);
+            check(&cfg, doc, cfg.model.as_deref(), None, Store::Nothing)
+                .original
+                .is_some()
+        })
     })
 }
 
@@ -1419,42 +1422,44 @@ pub fn _find_original(
         name!(score, f64),
     ),
 > {
-    privilege::require_execute("dedup.find_original(pg_catalog.regclass, dedup.document)");
-    privilege::require_read(tbl, "dedup.find_original");
-    require_collection_read_of(tbl, "dedup.find_original");
-    // The keys come back as text.
-    let c = crate::pg::guc_scope::exact_floats(|| {
-        as_owner(|| {
-            let cfg = table_config(tbl);
-            check(
-                &cfg,
-                doc.decode(),
-                cfg.model.as_deref(),
-                None,
-                Store::Nothing,
-            )
-        })
-    });
-    let mut rows: Vec<(bool, String, verdict, f64)> = c
-        .judged
-        .into_iter()
-        .filter(|j| j.score_new_dup > 0.0)
-        .map(|j| {
-            let v = verdict_of(true, j.score_cand_dup > 0.0);
-            (j.exact, j.duplicate_of.unwrap_or(j.key), v, j.score_new_dup)
-        })
-        .collect();
-    // Best first as the trigger picks (`decide::choose`: an exact copy's original,
-    // then the highest score), each original once (two candidates of one chain
-    // name one original).
-    rows.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then_with(|| b.3.total_cmp(&a.3))
-            .then_with(|| a.1.cmp(&b.1))
-    });
-    let mut seen = std::collections::HashSet::new();
-    rows.retain(|r| seen.insert(r.1.clone()));
-    TableIterator::new(rows.into_iter().map(|(_, k, v, s)| (k, v, s)))
+    crate::pg::guc_scope::without_jit(|| {
+        privilege::require_execute("dedup.find_original(pg_catalog.regclass, dedup.document)");
+        privilege::require_read(tbl, "dedup.find_original");
+        require_collection_read_of(tbl, "dedup.find_original");
+        // The keys come back as text.
+        let c = crate::pg::guc_scope::exact_floats(|| {
+            as_owner(|| {
+                let cfg = table_config(tbl);
+                check(
+                    &cfg,
+                    doc.decode(),
+                    cfg.model.as_deref(),
+                    None,
+                    Store::Nothing,
+                )
+            })
+        });
+        let mut rows: Vec<(bool, String, verdict, f64)> = c
+            .judged
+            .into_iter()
+            .filter(|j| j.score_new_dup > 0.0)
+            .map(|j| {
+                let v = verdict_of(true, j.score_cand_dup > 0.0);
+                (j.exact, j.duplicate_of.unwrap_or(j.key), v, j.score_new_dup)
+            })
+            .collect();
+        // Best first as the trigger picks (`decide::choose`: an exact copy's original,
+        // then the highest score), each original once (two candidates of one chain
+        // name one original).
+        rows.sort_by(|a, b| {
+            b.0.cmp(&a.0)
+                .then_with(|| b.3.total_cmp(&a.3))
+                .then_with(|| a.1.cmp(&b.1))
+        });
+        let mut seen = std::collections::HashSet::new();
+        rows.retain(|r| seen.insert(r.1.clone()));
+        TableIterator::new(rows.into_iter().map(|(_, k, v, s)| (k, v, s)))
+    })
 }
 
 /// Validates `enable`'s model and action arguments before any DDL runs.

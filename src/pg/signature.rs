@@ -318,7 +318,7 @@ fn _candidates(
     );
     // Its queries run with the caller's rights, not its search_path.
     TableIterator::new(crate::pg::guc_scope::pinned_path(|| {
-        candidates_of(tbl, sig, max)
+        crate::pg::guc_scope::without_jit(|| candidates_of(tbl, sig, max))
     }))
 }
 
@@ -409,10 +409,19 @@ fn candidates_of(
     .ok()
     .flatten()
     .map(|name| crate::pg::guc_scope::MatchSettings::of(&crate::pg::collections::load(&name).limits));
-    let settings: Vec<(&std::ffi::CStr, &std::ffi::CStr)> = matching
-        .as_ref()
-        .map(|m| m.pairs().to_vec())
-        .unwrap_or_default();
+    // Through the signature index whatever the caller's planner settings, as
+    // `pairs` looks rows up (with bitmap scans off each call read the whole table).
+    let mut settings: Vec<(&std::ffi::CStr, &std::ffi::CStr)> = vec![
+        (c"enable_seqscan", c"off"),
+        (c"enable_bitmapscan", c"on"),
+        (c"jit", c"off"),
+    ];
+    settings.extend(
+        matching
+            .as_ref()
+            .map(|m| m.pairs().to_vec())
+            .unwrap_or_default(),
+    );
     Spi::connect(|c| {
         // The key as text, a float key exactly.
         let t = crate::pg::guc_scope::with_settings(&settings, || {

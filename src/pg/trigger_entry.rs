@@ -111,7 +111,7 @@ pub(crate) unsafe fn enter_trigger(
     // Bound to a name so the returned tuple is dropped before `trigger`, which it
     // borrows.
     #[allow(clippy::let_and_return)]
-    let datum = match body(&trigger) {
+    let datum = match crate::pg::guc_scope::without_jit(|| body(&trigger)) {
         None => pg_sys::Datum::from(0usize),
         Some(tuple) => tuple
             .into_trigger_datum()
