@@ -59,6 +59,12 @@ pub fn exact_floats<R>(f: impl FnOnce() -> R) -> R {
 /// off made each batch a scan of the whole table, and since a backend keeps its
 /// plans, the first call's settings decided every later call's speed.
 pub fn key_lookups<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: reads GUC variables of this backend.
+    let free =
+        unsafe { pg_sys::enable_indexscan && pg_sys::enable_bitmapscan && pg_sys::enable_nestloop };
+    if free && !jit_may_compile() {
+        return f();
+    }
     with_settings(
         &[
             (c"enable_indexscan", c"on"),

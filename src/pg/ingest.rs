@@ -446,7 +446,8 @@ fn rank_order(tbl: pg_sys::Oid, key: &Key) -> Option<String> {
 
 /// For each of `texts` (text forms of keys of `cfg`'s table), a number that equal
 /// keys share: their rank in the key type's own order ([`Key::rank_order`]), in
-/// which equal keys tie. Texts that do not cast back get none.
+/// which equal keys tie. Each casts back: they were all printed in this session,
+/// the check's own key and its candidates' keys and marks.
 fn same_keys(
     cfg: &TableConfig,
     order: &str,
