@@ -104,6 +104,12 @@ pub fn launch_wanted() {
             };
             if ok && !handle.is_null() {
                 s.insert(coll_id, handle);
+            } else if crate::pg::stats::note_no_worker() {
+                // In the server log only (a commit callback must not raise), once
+                // in a while: the commits fold the batches themselves meanwhile.
+                pgrx::log!(
+                    "pg_dedup: no background worker slot free for a statistics fold; commits fold the statistics themselves (raise max_worker_processes)"
+                );
             }
         });
     }
