@@ -303,6 +303,7 @@ fn row_trigger<'a>(
         if crate::pg::citus::catalog_distributed() {
             crate::pg::citus::raise_unregistered(tbl);
         }
+        warn_unregistered(tbl);
         statement::row_returned(tbl, false);
         return Ok(Some(unchanged()));
     };
@@ -867,6 +868,46 @@ crate::pg::trigger_entry::trigger_entry!(
     crate::pg::trigger_entry::Fired::StatementAfterWrite,
     _statement_end
 );
+
+thread_local! {
+    /// The statement [`warn_unregistered`] last warned in: the table, the local
+    /// transaction and the statement's start.
+    static WARNED_UNREGISTERED: std::cell::Cell<Option<(pg_sys::Oid, u32, i64)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// A row into a table that has pg_dedup's triggers but no registration (a table
+/// restored alone with `pg_dump -t`, or a restore that lost
+/// `dedup.enabled_tables`) is stored unchecked: said once per statement, with the
+/// fix (an audit's writer stored a near copy so, without a word). Not in a
+/// restoring session, which writes rows as they were (see [`restoring_session`]).
+fn warn_unregistered(tbl: pg_sys::Oid) {
+    if restoring_session() {
+        return;
+    }
+    // SAFETY: reads this backend's PGPROC and the statement's start.
+    let stmt = unsafe {
+        (
+            tbl,
+            (*pg_sys::MyProc).lxid,
+            pg_sys::GetCurrentStatementStartTimestamp(),
+        )
+    };
+    if WARNED_UNREGISTERED.with(|w| w.replace(Some(stmt))) == Some(stmt) {
+        return;
+    }
+    let name = lookup::current_name(tbl).unwrap_or_else(|| tbl.to_u32().to_string());
+    pgrx::pg_sys::panic::ErrorReport::new(
+        PgSqlErrorCode::ERRCODE_WARNING,
+        format!("table {name} has pg_dedup's triggers but is not enabled: its rows are stored unchecked"),
+        "pg_dedup",
+    )
+    .set_hint(format!(
+        "SELECT dedup.disable('{lit}') removes them (and pg_dedup's columns); then dedup.enable the table to check its rows",
+        lit = name.replace('\'', "''")
+    ))
+    .report(pgrx::PgLogLevel::WARNING);
+}
 
 /// Whether this session's `search_path` is empty, as pg_dump's output (plain,
 /// or through pg_restore) sets it before it writes rows (PostgreSQL 10.3 on):

@@ -64,7 +64,7 @@ SELECT id, duplicate_of, dedup_verdict FROM typed ORDER BY id;
 SELECT s.n_docs, (SELECT dedup.term_stats_agg(dedup_doc) FROM typed)->'n_docs' AS recomputed_n_docs
 FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'typed';
 
--- A table whose configuration row is gone keeps its trigger harmlessly.
+-- A table whose configuration row is gone stores its rows unchecked, with a WARNING.
 DELETE FROM dedup.collection_tables WHERE tbl = 'typed'::regclass;
 DELETE FROM dedup.enabled_tables WHERE tbl = 'typed'::regclass;
 INSERT INTO typed VALUES ('00000000-0000-0000-0000-000000000009', 'x', 'Текст без проверки.', NULL, NULL, NULL);
@@ -721,3 +721,21 @@ SELECT r.original_key, t.published IS NOT NULL AS names_the_row
  WHERE r.tbl = 'tskey'::regclass;
 SELECT dedup.disable('tskey');
 DROP TABLE tskey;
+
+-- A table with pg_dedup's triggers but no registration (restored alone with
+-- pg_dump -t, say) stores its rows unchecked: a WARNING once per statement, none
+-- in a restoring session (empty search_path); disable cleans it, enable checks it.
+CREATE TABLE lost (id int PRIMARY KEY, body text);
+SELECT dedup.enable('lost', 'body');
+DELETE FROM dedup.enabled_tables WHERE tbl = 'lost'::regclass;
+DELETE FROM dedup.collection_tables WHERE tbl = 'lost'::regclass;
+INSERT INTO lost VALUES (1, 'Курс доллара на Московской бирже вырос до 92 рублей.'),
+                        (2, 'Курс доллара на Московской бирже вырос до 92 рублей.');
+SET search_path = '';
+INSERT INTO public.lost VALUES (3, 'Курс евро на Московской бирже упал до 99 рублей.');
+RESET search_path;
+SELECT dedup.disable('lost');
+SELECT dedup.enable('lost', 'body');
+SELECT id, duplicate_of FROM lost ORDER BY id;
+SELECT dedup.disable('lost');
+DROP TABLE lost;
