@@ -30,6 +30,7 @@ pub mod stats;
 pub mod stats_agg;
 pub mod stats_lock;
 pub mod stats_read;
+pub mod subxact;
 pub mod tests;
 pub mod times;
 pub mod trigger;

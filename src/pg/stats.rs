@@ -260,7 +260,18 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
             // it upserted would stay locked until COMMIT PREPARED, and every writer
             // of those terms (a logical replication worker applying two-phase
             // transactions: itself) would wait for it.
-            if batch > 1 || snapshot_only || preparing {
+            // A small collection's commit writes its terms at once. When others'
+            // rows are pending (a REPEATABLE READ writer's, a prepared
+            // transaction's) it appends its own instead and folds them all, in
+            // one ordered pass: a fold after its own term rows would lock term
+            // rows from the start of term order a second time, and two such
+            // commits deadlocked (an audit: READ COMMITTED and REPEATABLE READ
+            // writers of one small collection, 40P01 at COMMIT), while leaving
+            // them to the worker left a SERIALIZABLE writer's rows pending for
+            // good when no worker slot was free (another audit).
+            let fold_here =
+                batch == 1 && !snapshot_only && !preparing && pending_exists(c, coll_id);
+            if batch > 1 || snapshot_only || preparing || fold_here {
                 // One row for the whole transaction, whatever its size; a batch is
                 // counted in the documents the rows changed (see `pending`).
                 let args: [DatumWithOid; 7] = [
@@ -321,7 +332,7 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
                     if crate::gucs::background_fold() && !behind && !no_worker_lately() {
                         want_fold(coll_id, false, batch);
                     } else {
-                        fold(c, coll_id);
+                        fold_inline(c, coll_id);
                     }
                 }
                 continue;
@@ -393,26 +404,6 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
                 None,
                 &counts,
             );
-            // Pending rows (a prepared transaction's, committed since; a
-            // REPEATABLE READ writer's): folded after the collection's next
-            // commit, as a batch of 1 promises, by the worker. A fold here, after
-            // this transaction's own term rows, would lock term rows from the
-            // start of term order a second time, and two such commits deadlocked
-            // (an audit: READ COMMITTED and REPEATABLE READ writers of one small
-            // collection, 40P01 at COMMIT). Without the worker, folded here.
-            let pending = cache::update(
-                c,
-                "SELECT EXISTS (SELECT 1 FROM dedup.term_stats_pending WHERE collection_id = $1)",
-                None,
-                &[coll_id.into()],
-            );
-            if pending.first().get::<bool>(1).ok().flatten() == Some(true) {
-                if crate::gucs::background_fold() {
-                    want_fold(coll_id, true, 0);
-                } else {
-                    fold(c, coll_id);
-                }
-            }
         }
     });
 }
@@ -502,6 +493,58 @@ pub(crate) fn pending(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32, cap: i64) 
     Pending {
         rows: stored(r.get::<i64>(1), "the pending row count"),
         docs: stored(r.get::<i64>(2), "the pending document count"),
+    }
+}
+
+/// Whether any row of `coll_id` is pending.
+fn pending_exists(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) -> bool {
+    cache::update(
+        c,
+        "SELECT EXISTS (SELECT 1 FROM dedup.term_stats_pending WHERE collection_id = $1)",
+        None,
+        &[coll_id.into()],
+    )
+    .first()
+    .get::<bool>(1)
+    .ok()
+    .flatten()
+        == Some(true)
+}
+
+/// A fold by a committing writer, of rows other writers left too: in a
+/// subtransaction, so that one that fails for want of resources or of a lock
+/// (`temp_file_limit`, `lock_timeout`) leaves the rows pending for the next fold
+/// and the writer's commit goes on, with a WARNING (an audit: single-row inserts
+/// failed at COMMIT with 53400 over another transaction's backlog).
+fn fold_inline(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) {
+    const GIVE_WAY: [PgSqlErrorCode; 7] = [
+        PgSqlErrorCode::ERRCODE_INSUFFICIENT_RESOURCES,
+        PgSqlErrorCode::ERRCODE_DISK_FULL,
+        PgSqlErrorCode::ERRCODE_OUT_OF_MEMORY,
+        PgSqlErrorCode::ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
+        PgSqlErrorCode::ERRCODE_LOCK_NOT_AVAILABLE,
+        PgSqlErrorCode::ERRCODE_T_R_DEADLOCK_DETECTED,
+        PgSqlErrorCode::ERRCODE_T_R_SERIALIZATION_FAILURE,
+    ];
+    if let Err(why) = crate::pg::subxact::catching(&GIVE_WAY, || fold(c, coll_id)) {
+        let name = cache::update(
+            c,
+            "SELECT name FROM dedup.collections WHERE id = $1",
+            None,
+            &[coll_id.into()],
+        )
+        .first()
+        .get::<String>(1)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| coll_id.to_string());
+        pgrx::pg_sys::panic::ErrorReport::new(
+            PgSqlErrorCode::ERRCODE_WARNING,
+            format!("the statistics fold of collection \"{name}\" failed: {why}; its pending rows stay for the next fold"),
+            "pg_dedup",
+        )
+        .set_hint("dedup.flush_stats folds them; see README, Statistics lag the table a little")
+        .report(pgrx::PgLogLevel::WARNING);
     }
 }
 
