@@ -61,7 +61,7 @@ SELECT pairs, round(symmetry::numeric, 3) AS s, round(transitivity::numeric, 3) 
 -- A transaction's own statistics changes are written when it commits;
 -- dedup.flush_stats writes them now.
 SELECT dedup.flush_stats('news') >= 0 AS written;
-SELECT collection, documents, duplicates, rejected, last_recompute IS NOT NULL AS recomputed FROM dedup.status;
+SELECT collection, documents, duplicates, rejected, last_recompute IS NOT NULL AS recomputed, pending_documents FROM dedup.status;
 
 -- Over the collection's size limit: stored unchecked, with a WARNING.
 SELECT dedup.set_collection_options('news', '{"max_document_bytes": 1024}');
