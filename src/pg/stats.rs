@@ -321,14 +321,15 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
                 }
                 let pending = pending(c, coll_id, 2 * batch);
                 if pending.docs >= batch {
-                    // Twice the batch pending, in rows or in the documents of
-                    // several transactions, is more than a worker leaves behind:
+                    // Twice the batch of rows pending, or four times the batch of
+                    // documents in several rows, is more than a worker leaves
+                    // behind (the rows it is folding count too, until it commits):
                     // none could start, and the batch is folded here (counted in
                     // rows alone, the statistics lagged twice the batch in
                     // transactions: 49 % of an audit's collection, loaded 50 rows
                     // a commit). One big transaction's row is the worker's.
                     let behind = pending.rows >= 2 * batch
-                        || (pending.docs >= 2 * batch && pending.rows > 1);
+                        || (pending.docs >= 4 * batch && pending.rows > 1);
                     if crate::gucs::background_fold() && !behind && !no_worker_lately() {
                         want_fold(coll_id, false, batch);
                     } else {
@@ -526,7 +527,16 @@ fn fold_inline(c: &mut pgrx::spi::SpiClient<'_>, coll_id: i32) {
         PgSqlErrorCode::ERRCODE_T_R_DEADLOCK_DETECTED,
         PgSqlErrorCode::ERRCODE_T_R_SERIALIZATION_FAILURE,
     ];
-    if let Err(why) = crate::pg::subxact::catching(&GIVE_WAY, || fold(c, coll_id)) {
+    // Under SERIALIZABLE a serialization failure is the transaction's own
+    // (`background_fold` off has it fold): it ends the transaction, as anywhere.
+    // SAFETY: reads the backend's isolation level.
+    let serializable = unsafe { pg_sys::XactIsoLevel } == pg_sys::XACT_SERIALIZABLE as i32;
+    let give_way = if serializable {
+        &GIVE_WAY[..6]
+    } else {
+        &GIVE_WAY[..]
+    };
+    if let Err(why) = crate::pg::subxact::catching(give_way, || fold(c, coll_id)) {
         let name = cache::update(
             c,
             "SELECT name FROM dedup.collections WHERE id = $1",

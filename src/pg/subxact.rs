@@ -6,11 +6,20 @@ use pgrx::pg_sys;
 use pgrx::pg_sys::panic::CaughtError;
 use pgrx::PgSqlErrorCode;
 
+/// How the work in the subtransaction ended.
+enum Ended<R> {
+    Done(R),
+    Caught(String),
+    Other(Box<CaughtError>),
+}
+
 /// Runs `f` in a subtransaction: `Ok` with its result when it succeeds (the
 /// subtransaction is released into the transaction), `Err` with the error's
 /// message when it raised one of `codes` (the subtransaction is rolled back).
-/// Any other error goes on, and the transaction's abort unwinds the
-/// subtransaction.
+/// Any other error (a cancel, a panic) rolls the subtransaction back too and is
+/// raised again, as PL/pgSQL's exception blocks do: left open, the transaction's
+/// abort would only abort the subtransaction, and a commit that raised so would
+/// leave the session in a transaction block it never began.
 pub fn catching<R>(codes: &[PgSqlErrorCode], f: impl FnOnce() -> R) -> Result<R, String> {
     // SAFETY: the subtransaction is begun, and released or rolled back, around
     // `f`, with the caller's memory context and resource owner put back after
@@ -20,24 +29,28 @@ pub fn catching<R>(codes: &[PgSqlErrorCode], f: impl FnOnce() -> R) -> Result<R,
         let owner = pg_sys::CurrentResourceOwner;
         pg_sys::BeginInternalSubTransaction(std::ptr::null());
         pg_sys::MemoryContextSwitchTo(context);
-        let mut run = pgrx::PgTryBuilder::new(std::panic::AssertUnwindSafe(|| Ok(f())));
+        let mut run = pgrx::PgTryBuilder::new(std::panic::AssertUnwindSafe(|| Ended::Done(f())));
         for &code in codes {
             run = run.catch_when(code, |e| match e {
                 CaughtError::PostgresError(r) | CaughtError::ErrorReport(r) => {
-                    Err(r.message().to_owned())
+                    Ended::Caught(r.message().to_owned())
                 }
-                CaughtError::RustPanic { ereport, .. } => Err(ereport.message().to_owned()),
+                other => Ended::Other(Box::new(other)),
             });
         }
-        let r = run.execute();
+        let ended = run.catch_others(|e| Ended::Other(Box::new(e))).execute();
         pg_sys::MemoryContextSwitchTo(context);
-        if r.is_ok() {
+        if matches!(ended, Ended::Done(_)) {
             pg_sys::ReleaseCurrentSubTransaction();
         } else {
             pg_sys::RollbackAndReleaseCurrentSubTransaction();
         }
         pg_sys::MemoryContextSwitchTo(context);
         pg_sys::CurrentResourceOwner = owner;
-        r
+        match ended {
+            Ended::Done(r) => Ok(r),
+            Ended::Caught(m) => Err(m),
+            Ended::Other(e) => e.rethrow(),
+        }
     }
 }

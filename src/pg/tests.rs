@@ -13,6 +13,46 @@ mod tests {
         "Курс доллара вырос на 3,5%.\n\nОб этом сообщил ЦБ. Подробнее [здесь](https://x.ru).";
 
     #[pg_test]
+    fn subxact_catches_listed_errors_and_rolls_back_the_others() {
+        use pgrx::PgSqlErrorCode;
+        Spi::run("CREATE TEMP TABLE sx (i int)").expect("create");
+        // SAFETY: reads the backend's transaction nesting level.
+        let level = || unsafe { pg_sys::GetCurrentTransactionNestLevel() };
+        let before = level();
+        // A listed error: caught, its work rolled back, the transaction goes on.
+        let caught =
+            crate::pg::subxact::catching(&[PgSqlErrorCode::ERRCODE_DIVISION_BY_ZERO], || {
+                Spi::run("INSERT INTO sx VALUES (1)").expect("insert");
+                Spi::run("SELECT 1 / 0")
+            });
+        assert!(caught.is_err_and(|m| m.contains("division by zero")));
+        assert_eq!(level(), before);
+        // Success: released into the transaction.
+        let done = crate::pg::subxact::catching(&[], || Spi::run("INSERT INTO sx VALUES (2)"));
+        assert!(done.is_ok());
+        assert_eq!(level(), before);
+        // Any other error is raised again after the subtransaction is rolled back,
+        // so that whoever catches it is back at the transaction's own level.
+        let other = pgrx::PgTryBuilder::new(|| {
+            let _ =
+                crate::pg::subxact::catching(&[PgSqlErrorCode::ERRCODE_DIVISION_BY_ZERO], || {
+                    Spi::run("INSERT INTO sx VALUES (3)").expect("insert");
+                    Spi::run("SELECT 'x'::int")
+                });
+            false
+        })
+        .catch_when(PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION, |_| {
+            true
+        })
+        .execute();
+        assert!(other);
+        assert_eq!(level(), before);
+        let rows = Spi::get_one::<String>("SELECT string_agg(i::text, ',' ORDER BY i) FROM sx")
+            .expect("read");
+        assert_eq!(rows.as_deref(), Some("2"));
+    }
+
+    #[pg_test]
     fn to_document_equals_the_pure_analysis() -> Result<(), pgrx::spi::Error> {
         let d = Spi::get_one_with_args::<DocumentDatum>(
             "SELECT dedup.to_document($1)",

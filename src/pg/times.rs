@@ -60,45 +60,29 @@ pub fn parse_time(text: &str) -> Option<TimestampWithTimeZone> {
 }
 
 fn parse_time_pinned(text: &CString) -> Option<TimestampWithTimeZone> {
-    // SAFETY: the subtransaction is begun, and released or rolled back, around one
-    // call of timestamptz's input function, with the caller's memory context and
-    // resource owner put back after either, as PL/pgSQL's exception blocks do.
-    unsafe {
-        let context = pg_sys::CurrentMemoryContext;
-        let owner = pg_sys::CurrentResourceOwner;
-        pg_sys::BeginInternalSubTransaction(std::ptr::null());
-        pg_sys::MemoryContextSwitchTo(context);
-        // Only what timestamptz's input says of text that is not a time is caught;
-        // anything else (a cancel, out of memory) goes on, and the transaction's
-        // abort unwinds the subtransaction.
-        let refused = |_| None;
-        let parsed = pgrx::PgTryBuilder::new(|| {
-            Some(pg_sys::OidInputFunctionCall(
+    // Only what timestamptz's input says of text that is not a time is caught
+    // (its subtransaction rolled back); anything else (a cancel, out of memory)
+    // goes on.
+    let parsed = crate::pg::subxact::catching(
+        &[
+            PgSqlErrorCode::ERRCODE_INVALID_DATETIME_FORMAT,
+            PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+            PgSqlErrorCode::ERRCODE_INVALID_TIME_ZONE_DISPLACEMENT_VALUE,
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+        ],
+        // SAFETY: timestamptz's input function, given NUL-terminated text.
+        || unsafe {
+            pg_sys::OidInputFunctionCall(
                 pg_sys::Oid::from(pg_sys::F_TIMESTAMPTZ_IN),
                 text.as_ptr() as *mut _,
                 pg_sys::InvalidOid,
                 -1,
-            ))
-        })
-        .catch_when(PgSqlErrorCode::ERRCODE_INVALID_DATETIME_FORMAT, refused)
-        .catch_when(PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW, refused)
-        .catch_when(
-            PgSqlErrorCode::ERRCODE_INVALID_TIME_ZONE_DISPLACEMENT_VALUE,
-            refused,
-        )
-        .catch_when(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, refused)
-        .execute();
-        pg_sys::MemoryContextSwitchTo(context);
-        if parsed.is_some() {
-            pg_sys::ReleaseCurrentSubTransaction();
-        } else {
-            pg_sys::RollbackAndReleaseCurrentSubTransaction();
-        }
-        pg_sys::MemoryContextSwitchTo(context);
-        pg_sys::CurrentResourceOwner = owner;
-        // SAFETY: the input function returned a timestamptz.
-        parsed.and_then(|ts| TimestampWithTimeZone::from_datum(ts, false))
-    }
+            )
+        },
+    )
+    .ok()?;
+    // SAFETY: the input function returned a timestamptz.
+    unsafe { TimestampWithTimeZone::from_datum(parsed, false) }
 }
 
 /// A stored row's time as the trigger reads the new row's, for comparing it with
