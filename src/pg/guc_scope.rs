@@ -81,9 +81,9 @@ pub fn key_lookups<R>(f: impl FnOnce() -> R) -> R {
 /// (or a disabled plan type, which costs a plan past them) compiled each of them
 /// on every run (an audit: a 1,000-row insert 0.5 → 2.9 s, `pairs` 0.4 → 75 s).
 ///
-/// Under PostgreSQL's default JIT thresholds with every plan type enabled none of
-/// them costs enough to be compiled, and `f` runs as it is (a settings level
-/// costs about 1 % of an insert).
+/// Under PostgreSQL's default JIT thresholds with every plan type enabled its
+/// small queries cost too little to be compiled, and `f` runs as it is (a
+/// settings level costs about 1 % of an insert).
 pub fn without_jit<R>(f: impl FnOnce() -> R) -> R {
     if jit_may_compile() {
         with_settings(&[(c"jit", c"off")], f)
@@ -99,6 +99,7 @@ fn jit_may_compile() -> bool {
     // SAFETY: reads GUC variables of this backend.
     unsafe {
         pg_sys::jit_enabled
+            && pg_sys::jit_above_cost >= 0.0
             && (pg_sys::jit_above_cost < 100_000.0
                 || ![
                     pg_sys::enable_seqscan,
