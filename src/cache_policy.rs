@@ -86,14 +86,17 @@ pub const FOLD_CHECKS_PER_BATCH: f64 = 8.0;
 /// The share of batched commits that count the pending rows (and start a fold
 /// once a batch is waiting): every one under a `dedup.stats_batch` setting, so
 /// that a set batch folds exactly when it fills; under the automatic batch (at
-/// least 10) a random [`FOLD_CHECKS_PER_BATCH`] per batch, so that counting costs
-/// a commit almost nothing and a batch waits at most about an eighth longer for
-/// its fold, however many connections share the writing.
-pub fn fold_check_share(setting: i64, batch: i64) -> f64 {
+/// least 10) a random [`FOLD_CHECKS_PER_BATCH`] per batch of documents, in
+/// proportion to the `changes` (documents) the commit made, so that counting
+/// costs a commit almost nothing and a batch waits at most about an eighth longer
+/// for its fold, however many connections share the writing and however many
+/// rows each commit writes (a share per commit let 50-row commits leave four
+/// batches pending).
+pub fn fold_check_share(setting: i64, batch: i64, changes: i64) -> f64 {
     if setting >= 1 || batch <= 1 {
         return 1.0;
     }
-    (FOLD_CHECKS_PER_BATCH / batch as f64).min(1.0)
+    (FOLD_CHECKS_PER_BATCH * changes.max(1) as f64 / batch as f64).min(1.0)
 }
 
 /// How far N may move (in documents) before a cached statistic is read again, for
@@ -168,11 +171,16 @@ mod tests {
 
     #[test]
     fn a_set_batch_counts_at_every_commit_the_automatic_one_now_and_then() {
-        assert_eq!(fold_check_share(3, 3), 1.0);
-        assert_eq!(fold_check_share(1000, 1000), 1.0);
-        assert_eq!(fold_check_share(0, 1), 1.0);
-        assert_eq!(fold_check_share(0, 10), 0.8);
-        assert_eq!(fold_check_share(0, 1000), 0.008);
+        assert_eq!(fold_check_share(3, 3, 1), 1.0);
+        assert_eq!(fold_check_share(1000, 1000, 1), 1.0);
+        assert_eq!(fold_check_share(0, 1, 1), 1.0);
+        assert_eq!(fold_check_share(0, 10, 1), 0.8);
+        assert_eq!(fold_check_share(0, 1000, 1), 0.008);
+        // In proportion to the documents a commit changed: 50 at a time count
+        // 50 times as often, at least every commit past an eighth of a batch.
+        assert_eq!(fold_check_share(0, 1000, 50), 0.4);
+        assert_eq!(fold_check_share(0, 1000, 125), 1.0);
+        assert_eq!(fold_check_share(0, 1000, 0), 0.008);
     }
 
     #[test]

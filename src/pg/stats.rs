@@ -296,7 +296,7 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
                 // A transaction that changed a batch of documents by itself
                 // always counts (and so starts its fold).
                 if d.changes < batch
-                    && draw >= crate::cache_policy::fold_check_share(setting, batch)
+                    && draw >= crate::cache_policy::fold_check_share(setting, batch, d.changes)
                 {
                     continue;
                 }
