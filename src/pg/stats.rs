@@ -248,9 +248,11 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
             // commit during a recompute could otherwise fall between its read of
             // the tables and its delete of the pending rows): see
             // `pg::stats_lock`. Not at a PREPARE, which would keep it until
-            // COMMIT PREPARED: its pending row commits then, and a recompute
-            // meanwhile neither reads its rows nor deletes that row (its rows of
-            // a batch of 1 hold the statistics rows anyway, as documented).
+            // COMMIT PREPARED: its pending row commits then. A COMMIT PREPARED
+            // that lands while a recompute reads the tables is seen by the chunks
+            // read after it and by the recompute's delete of the pending rows,
+            // not by those read before (an audit: a document and a few terms
+            // miscounted; README says to recompute again).
             if !preparing {
                 crate::pg::stats_lock::write(coll_id);
             }
