@@ -10,7 +10,6 @@ use crate::pg::privilege::{self, as_owner};
 use crate::pg::registration;
 use crate::pg::spi_err;
 use crate::pg::stats::forget_own_changes;
-use crate::pg::stored;
 use crate::pg::types::{DocumentDatum, SignatureDatum};
 use pgrx::prelude::*;
 
@@ -156,6 +155,60 @@ pub fn _recompute(
     Some(recompute_collection(&coll))
 }
 
+/// Runs `sql` (no parameters) under `snap` (a copy of it with the current
+/// command id, as `SPI_execute_snapshot` does for a statement that writes) and
+/// returns the first row's first two `int8` columns (0 for NULL, no row or no
+/// such column).
+///
+/// # Safety
+/// SPI is connected and `snap` is a registered snapshot.
+unsafe fn two_counts_under(snap: pg_sys::Snapshot, sql: &str) -> [i64; 2] {
+    let src = std::ffi::CString::new(sql).unwrap_or_default();
+    // SAFETY: the caller's SPI connection; the plan is freed before returning, and
+    // the result's tuples are read before the next SPI call.
+    unsafe {
+        let plan = pg_sys::SPI_prepare(src.as_ptr(), 0, std::ptr::null_mut());
+        if plan.is_null() {
+            crate::pg::raise(DedupError::Internal(format!(
+                "a recompute statement could not be prepared: {sql}"
+            )));
+        }
+        let rc = pg_sys::SPI_execute_snapshot(
+            plan,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            snap,
+            std::ptr::null_mut(),
+            false,
+            true,
+            0,
+        );
+        let mut out = [0i64; 2];
+        if rc >= 0 && pg_sys::SPI_processed > 0 && !pg_sys::SPI_tuptable.is_null() {
+            let t = &*pg_sys::SPI_tuptable;
+            let natts = (*t.tupdesc).natts;
+            for (i, v) in out.iter_mut().enumerate() {
+                let col = i as i32 + 1;
+                if col > natts {
+                    break;
+                }
+                let mut null = false;
+                let d = pg_sys::SPI_getbinval(*t.vals, t.tupdesc, col, &mut null);
+                if !null {
+                    *v = d.value() as i64;
+                }
+            }
+        }
+        pg_sys::SPI_freeplan(plan);
+        if rc < 0 {
+            crate::pg::raise(DedupError::Internal(format!(
+                "a recompute statement failed (SPI code {rc}): {sql}"
+            )));
+        }
+        out
+    }
+}
+
 /// The recompute of the TRUNCATE trigger (`dedup._truncate_trigger`), run as the
 /// extension's owner: the collection's statistics without the rows of
 /// `truncated`. A Citus distributed table is not read at all: on the coordinator
@@ -238,6 +291,15 @@ fn recompute_collection_without(coll: &Collection, skip: Option<pg_sys::Oid>) ->
         .into_iter()
         .filter(|(rel, ..)| Some(*rel) != skip)
         .collect();
+    // One snapshot for every chunk read and for the delete of the pending rows,
+    // taken after the statistics lock: a COMMIT PREPARED (which takes no such
+    // lock) that lands meanwhile is then neither in the rows read nor among the
+    // pending rows deleted, and its pending row is folded later. With a snapshot
+    // per statement its rows were counted by the chunks read after it, and its
+    // pending row deleted (an audit: a document and a few terms miscounted).
+    // SAFETY: a copy of the latest snapshot, registered on the transaction's
+    // resource owner, unregistered below (or released by the abort).
+    let snap = unsafe { pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot()) };
     // A fresh table of the extension's owner, never one of that name the caller
     // made, which the owner reads at the end.
     privilege::owner_temp_table(
@@ -279,15 +341,10 @@ fn recompute_collection_without(coll: &Collection, skip: Option<pg_sys::Oid>) ->
                  SELECT coalesce((s->>'n_docs')::int8, 0), coalesce((s->>'total_len')::int8, 0) FROM a"
             );
             let (n, l) = privilege::as_table_owner(*oid, || {
-                Spi::connect_mut(|c| {
-                    let t = c
-                        .update(sql.as_str(), None, &[])
-                        .unwrap_or_else(|e| spi_err(e));
-                    let r = t.first();
-                    (
-                        stored(r.get::<i64>(1), "a recompute chunk's documents"),
-                        stored(r.get::<i64>(2), "a recompute chunk's length"),
-                    )
+                Spi::connect_mut(|_| {
+                    // SAFETY: SPI is connected; `snap` is registered.
+                    let [n, l] = unsafe { two_counts_under(snap, &sql) };
+                    (n, l)
                 })
             });
             n_docs += n;
@@ -301,10 +358,21 @@ fn recompute_collection_without(coll: &Collection, skip: Option<pg_sys::Oid>) ->
     // The temporary table is the extension owner's (the others could only insert).
     as_owner(|| {
         Spi::connect_mut(|c| {
+            // Pending documents of transactions committed in the snapshot are in
+            // the tables just read; those of a later COMMIT PREPARED stay.
+            // SAFETY: SPI is connected; `snap` is registered, and no longer used.
+            unsafe {
+                two_counts_under(
+                    snap,
+                    &format!(
+                        "DELETE FROM dedup.term_stats_pending WHERE collection_id = {}",
+                        coll.id
+                    ),
+                );
+                pg_sys::UnregisterSnapshot(snap);
+            }
             for sql in [
                 "DELETE FROM dedup.term_stats WHERE collection_id = $1",
-                // Pending documents of committed transactions are in the tables just read.
-                "DELETE FROM dedup.term_stats_pending WHERE collection_id = $1",
                 "INSERT INTO dedup.term_stats (collection_id, term, df, cf) \
              SELECT $1, term, sum(df), sum(cf) FROM pg_temp._dedup_recompute GROUP BY term",
             ] {

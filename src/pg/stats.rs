@@ -248,11 +248,10 @@ fn write_changes(all: Vec<(i32, crate::txdelta::CollDelta)>, remember: bool, pre
             // commit during a recompute could otherwise fall between its read of
             // the tables and its delete of the pending rows): see
             // `pg::stats_lock`. Not at a PREPARE, which would keep it until
-            // COMMIT PREPARED: its pending row commits then. A COMMIT PREPARED
-            // that lands while a recompute reads the tables is seen by the chunks
-            // read after it and by the recompute's delete of the pending rows,
-            // not by those read before (an audit: a document and a few terms
-            // miscounted; README says to recompute again).
+            // COMMIT PREPARED: its pending row commits then. A recompute reads
+            // the tables and deletes the pending rows under one snapshot, so a
+            // COMMIT PREPARED that lands meanwhile is in neither and its row is
+            // folded later (see `pg::recompute`).
             if !preparing {
                 crate::pg::stats_lock::write(coll_id);
             }
