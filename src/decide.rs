@@ -582,13 +582,7 @@ mod tests {
 
     #[test]
     fn keys_with_several_spellings_are_compared_by_value() {
-        let j = |k: &str, d: Option<&str>| super::Judged {
-            key: k.into(),
-            duplicate_of: d.map(Into::into),
-            score_new_dup: 1.0,
-            score_cand_dup: 1.0,
-            exact: true,
-        };
+        let j = |k: &str, d: Option<&str>| judged(k, d, 1.0, 1.0);
         // As numeric keys: 1.0 is 1. The checked row 1.0 takes the deleted
         // original 1's place: 2 names it, 3 names 2.00; 4 is the row itself
         // under another spelling; 5 is another group's.
