@@ -123,7 +123,7 @@ COMMENT ON FUNCTION dedup._is_duplicate(oid, text, text, timestamp with time zon
 COMMENT ON FUNCTION dedup._table_document(oid, text, text, timestamp with time zone, text) IS
     'The document the trigger would store for a row of the table with this text (the collection''s language and limits): enable''s backfill';
 COMMENT ON FUNCTION dedup._key_text(anyelement) IS
-    'A key''s text form as dedup.rejected.original_key stores it: ISO dates, UTC times, exact floats, whatever the writer''s session set';
+    'A key''s text form as dedup.rejected.original_key stores it: ISO dates, UTC times, exact floats, money in the C locale, whatever the writer''s session set';
 COMMENT ON FUNCTION dedup._published(anyelement) IS
     'A time column''s value as the trigger reads it (a timestamp or date as UTC; text that is not a time, and the infinities, as no time: NULL), for the window and order of the analyst queries and enable''s backfill';
 COMMENT ON FUNCTION dedup._table_document_left_out() IS

@@ -45,7 +45,7 @@ CREATE FUNCTION dedup._key_text(anyelement) RETURNS text
     LANGUAGE sql STABLE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     SET DateStyle = 'ISO, YMD' SET TimeZone = 'UTC' SET IntervalStyle = 'postgres'
-    SET extra_float_digits = 1
+    SET extra_float_digits = 1 SET lc_monetary = 'C'
     AS 'SELECT $1::pg_catalog.text';
 
 -- The key of the trigger's signature-key lock tags (src/pg/keylocks.rs): pg_locks,

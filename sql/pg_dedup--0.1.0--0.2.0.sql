@@ -2097,11 +2097,11 @@ CREATE FUNCTION dedup._key_text(anyelement) RETURNS text
     LANGUAGE sql STABLE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     SET DateStyle = 'ISO, YMD' SET TimeZone = 'UTC' SET IntervalStyle = 'postgres'
-    SET extra_float_digits = 1
+    SET extra_float_digits = 1 SET lc_monetary = 'C'
     AS 'SELECT $1::pg_catalog.text';
 
 COMMENT ON FUNCTION dedup._key_text(anyelement) IS
-    'A key''s text form as dedup.rejected.original_key stores it: ISO dates, UTC times, exact floats, whatever the writer''s session set';
+    'A key''s text form as dedup.rejected.original_key stores it: ISO dates, UTC times, exact floats, money in the C locale, whatever the writer''s session set';
 COMMENT ON FUNCTION dedup._published(anyelement) IS
     'A time column''s value as the trigger reads it (a timestamp or date as UTC; text that is not a time, and the infinities, as no time: NULL), for the window and order of the analyst queries and enable''s backfill';
 COMMENT ON FUNCTION dedup._table_document_left_out() IS

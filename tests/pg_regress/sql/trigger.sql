@@ -721,7 +721,8 @@ SELECT r.original_key, t.published IS NOT NULL AS names_the_row
  WHERE r.tbl = 'tskey'::regclass;
 SELECT dedup.disable('tskey');
 DROP TABLE tskey;
--- The stored form itself: NULL stays NULL; a session's styles do not show.
+-- The stored form itself: NULL stays NULL; a session's styles do not show
+-- (money in the C locale whatever lc_monetary says).
 SET DateStyle = 'SQL, DMY';
 SET TimeZone = 'Asia/Tokyo';
 SET extra_float_digits = 0;
@@ -729,7 +730,8 @@ SELECT dedup._key_text(NULL::numeric) IS NULL AS null_stays,
        dedup._key_text('2024-03-04 19:00+09'::timestamptz) AS ts,
        dedup._key_text('2024-03-04'::date) AS d,
        dedup._key_text(0.1::float8 + 0.2::float8) AS f,
-       dedup._key_text(ROW(1.50, 'x')) AS r;
+       dedup._key_text(ROW(1.50, 'x')) AS r,
+       dedup._key_text(1234.5::money) AS m;
 RESET DateStyle;
 RESET TimeZone;
 RESET extra_float_digits;
