@@ -1351,6 +1351,7 @@ DECLARE
     registered boolean;
     leftovers boolean;
     all_columns boolean;
+    depends text;
 BEGIN
     PERFORM dedup._require_owner(tbl);
     registered := EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.tbl = disable.tbl);
@@ -1427,9 +1428,19 @@ BEGIN
         EXECUTE format('DROP TRIGGER %I ON %s', trg, part);
     END LOOP;
     -- A table no longer enabled loses the columns only when all four are enable's.
+    -- A view that reads one of them (a SELECT * made after enable) keeps them:
+    -- say so, instead of PostgreSQL's hint to drop ... CASCADE, which would drop
+    -- the user's view.
     IF registered OR all_columns THEN
-        EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dedup_sig, DROP COLUMN IF EXISTS dedup_doc, '
-                       'DROP COLUMN IF EXISTS duplicate_of, DROP COLUMN IF EXISTS dedup_verdict', tbl);
+        BEGIN
+            EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dedup_sig, DROP COLUMN IF EXISTS dedup_doc, '
+                           'DROP COLUMN IF EXISTS duplicate_of, DROP COLUMN IF EXISTS dedup_verdict', tbl);
+        EXCEPTION WHEN dependent_objects_still_exist THEN
+            GET STACKED DIAGNOSTICS depends = PG_EXCEPTION_DETAIL;
+            RAISE EXCEPTION 'cannot disable %: other objects use the columns enable added', tbl
+                USING ERRCODE = 'dependent_objects_still_exist', DETAIL = depends,
+                      HINT = 'drop those objects (a view made with SELECT * takes dedup_doc, dedup_sig, duplicate_of and dedup_verdict along), disable, and make them again; a view that names its columns does not hold disable back';
+        END;
     END IF;
     IF key_type IS NOT NULL THEN
         PERFORM dedup._drop_key_type(key_type);

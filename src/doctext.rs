@@ -15,13 +15,13 @@
 //! number is accepted only when it prints as one: `3.5` yes, `1e300` no).
 //!
 //! The parser accepts what the binary form holds, no more: terms of 1 to
-//! [`MAX_TERM_BYTES`] bytes with counts >= 1, numbers that are normalised decimals.
+//! [`MAX_TERM_BYTES`] bytes with counts from 1 to [`MAX_TF`], numbers that are normalised decimals.
 //! What it builds is bounded by its input, and not many times it: the segments, most
 //! of a document's text, are read straight into the document's own vectors (see
 //! [`from_text`]); the other values go through serde_json's value tree, which is
 //! linear in their text (and nests at most 128 deep).
 
-use crate::document::{Document, Segment, TermFreq, MAX_TERM_BYTES};
+use crate::document::{Document, Segment, TermFreq, MAX_TERM_BYTES, MAX_TF};
 
 /// The `"v"` of the text form (independent of the binary format's version).
 pub const TEXT_VERSION: u8 = 1;
@@ -266,10 +266,10 @@ fn parse_terms(v: Option<&Value>, key: &str) -> Result<Vec<TermFreq>> {
         let tf = tf
             .as_u64()
             .and_then(|x| u32::try_from(x).ok())
-            .filter(|&x| x >= 1)
+            .filter(|&x| (1..=MAX_TF).contains(&x))
             .ok_or_else(|| {
                 bad(format!(
-                    "count of term \"{term}\" must be a positive integer"
+                    "count of term \"{term}\" must be an integer from 1 to {MAX_TF}"
                 ))
             })?;
         if term.is_empty() {
@@ -732,8 +732,8 @@ mod tests {
 
     #[test]
     fn binary_rejects_what_the_text_form_rejects() {
-        // tf 0, an empty term, a NUL byte, a number that is not a decimal: each refused by the
-        // text form, so the binary form refuses them too (22P03).
+        // tf 0 or above MAX_TF, an empty term, a NUL byte, a number that is not a decimal:
+        // each refused by the text form, so the binary form refuses them too (22P03).
         let one_term = |term: &[u8], tf: u64| {
             let mut b = empty_head();
             put_var(&mut b, 1);
@@ -745,7 +745,13 @@ mod tests {
             v2(&b)
         };
         assert!(Document::decode(&one_term(b"a", 1)).is_ok());
-        for b in [one_term(b"a", 0), one_term(b"", 1), one_term(b"a\0", 1)] {
+        assert!(Document::decode(&one_term(b"a", MAX_TF as u64)).is_ok());
+        for b in [
+            one_term(b"a", 0),
+            one_term(b"a", MAX_TF as u64 + 1),
+            one_term(b"", 1),
+            one_term(b"a\0", 1),
+        ] {
             assert_eq!(Document::decode(&b).unwrap_err().sqlstate(), "22P03");
             assert_eq!(Document::skim(&b).unwrap_err().sqlstate(), "22P03");
         }
@@ -782,6 +788,7 @@ mod tests {
             "{\"v\":1,\"x\":1}",
             "{\"v\":1,\"terms\":{\"a\":0}}",
             "{\"v\":1,\"terms\":{\"a\":-1}}",
+            "{\"v\":1,\"terms\":{\"a\":2147483648}}",
             "{\"v\":1,\"numbers\":[\"1e5\"]}",
             "{\"v\":1,\"numbers\":[1e300]}",
             "{\"v\":1,\"numbers\":[1e-7]}",
@@ -812,6 +819,8 @@ mod tests {
         let e = from_text(&over).unwrap_err();
         assert_eq!(e.sqlstate(), "22P02");
         assert!(e.to_string().contains("longer than 128 bytes"), "{e}");
+        let most = from_text("{\"v\":1,\"terms\":{\"a\":2147483647}}").unwrap();
+        assert_eq!(most.terms[0].tf, MAX_TF);
     }
 
     #[test]
@@ -909,7 +918,7 @@ mod tests {
             .map(|_| TermFreq {
                 term: rand_term(r).into(),
                 tf: if r.chance(10) {
-                    u32::MAX
+                    MAX_TF
                 } else {
                     1 + r.below(5) as u32
                 },

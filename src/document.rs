@@ -35,6 +35,10 @@
 /// bound is what keeps a decoded document linear in the size of its bytes (without
 /// it, terms sharing ever longer prefixes decode into quadratically many bytes).
 pub const MAX_TERM_BYTES: usize = 128;
+/// The largest count of one term a document holds: `dedup.terms` returns counts
+/// as `integer` (no analysed text comes near it; a crafted text or binary form
+/// above it is refused, rather than read back capped).
+pub const MAX_TF: u32 = i32::MAX as u32;
 
 /// [`Document::decode`] returns a document whose [`Document::heap_bytes`] is at
 /// most this many times the length of the bytes decoded.
@@ -455,6 +459,9 @@ impl<'a> Reader<'a> {
             0 => Err(DedupError::invalid_binary(
                 "document term count must be positive",
             )),
+            tf if tf > MAX_TF => Err(DedupError::invalid_binary(format!(
+                "document term count is larger than {MAX_TF}"
+            ))),
             tf => Ok(tf),
         }
     }

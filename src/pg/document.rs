@@ -118,11 +118,12 @@ fn tokens(body: &str, lang: default!(&str, "'auto'")) -> Vec<String> {
 #[pg_extern(immutable, strict, parallel_safe)]
 fn terms(doc: DocumentDatum) -> TableIterator<'static, (name!(term, String), name!(tf, i32))> {
     let d = doc.decode();
-    TableIterator::new(
-        d.terms
-            .into_iter()
-            .map(|t| (t.term.into_string(), t.tf.min(i32::MAX as u32) as i32)),
-    )
+    TableIterator::new(d.terms.into_iter().map(|t| {
+        (
+            t.term.into_string(),
+            t.tf.min(crate::document::MAX_TF) as i32,
+        )
+    }))
 }
 
 /// The numbers of the text, in text order.

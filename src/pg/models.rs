@@ -1020,12 +1020,51 @@ fn import_model(model: JsonArg) -> String {
             ));
         }
     }
-    let params = j
-        .get("parameters")
-        .cloned()
-        .unwrap_or(serde_json::json!({}));
-    let metrics = j.get("metrics").cloned().unwrap_or(serde_json::json!({}));
+    // The scaler is read from the bytes; an export that says another is refused
+    // like one naming another kernel (both print the same numbers, so a
+    // difference beyond rounding is an edit).
     let scaler = serde_json::to_value(&m.scaler).unwrap_or(serde_json::Value::Null);
+    if let Some(given) = j.get("scaler").filter(|v| !v.is_null()) {
+        if !same_numbers(given, &scaler) {
+            bad("\"scaler\" is not the one the model bytes hold (they decide: leave it out to take theirs)");
+        }
+    }
+    // The descriptive fields: objects, a version of at least 1 (the stored
+    // version is this database's own: the next of the name here), what the model
+    // was trained on as text (not stored), a time PostgreSQL reads.
+    let object = |k: &str| match j.get(k).filter(|v| !v.is_null()) {
+        None => serde_json::json!({}),
+        Some(v) if v.is_object() => v.clone(),
+        Some(_) => bad(&format!("\"{k}\" must be an object")),
+    };
+    let params = object("parameters");
+    let metrics = object("metrics");
+    if let Some(v) = j.get("version").filter(|v| !v.is_null()) {
+        if v.as_i64().is_none_or(|n| n < 1) {
+            bad(&format!(
+                "\"version\" is {}, it must be a positive integer",
+                crate::error::json_excerpt(v)
+            ));
+        }
+    }
+    s("trained_on");
+    let trained_at = s("trained_at");
+    if let Some(t) = trained_at.as_deref() {
+        let read = crate::pg::subxact::catching(
+            &[
+                PgSqlErrorCode::ERRCODE_INVALID_DATETIME_FORMAT,
+                PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            ],
+            || Spi::get_one_with_args::<bool>("SELECT $1::timestamptz IS NOT NULL", &[t.into()]),
+        );
+        if let Err(why) = read {
+            bad(&format!(
+                "\"trained_at\" is \"{}\": {why}",
+                crate::error::excerpt(t)
+            ));
+        }
+    }
     store(
         &name,
         &collection,
@@ -1035,9 +1074,30 @@ fn import_model(model: JsonArg) -> String {
         &scaler,
         &bytes,
         &metrics,
-        s("trained_at").as_deref(),
+        trained_at.as_deref(),
     );
     name
+}
+
+/// Whether two JSON values hold the same numbers in the same shape, floats equal
+/// to a relative 1e-9 (a scaler printed and read back through jsonb).
+fn same_numbers(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(x), Some(y)) => x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs()),
+            _ => false,
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_numbers(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_numbers(v, w)))
+        }
+        _ => a == b,
+    }
 }
 
 /// Estimates each source's authority as its share of originals among labelled

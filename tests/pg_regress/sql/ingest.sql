@@ -359,5 +359,14 @@ SELECT dedup.disable('retuned') IS NOT NULL AS disabled;
 SELECT dedup.enable('retuned', 'body') IS NOT NULL AS enabled;
 SELECT k1, options->'max_document_bytes' AS max_bytes, options->'min_shared_keys' AS min_shared
 FROM dedup.collections WHERE name = 'retuned';
+-- A view made with SELECT * after enable reads pg_dedup's columns: disable says
+-- so (2BP01), without PostgreSQL's hint to DROP ... CASCADE the view; a view that
+-- names its columns does not hold it back.
+CREATE VIEW retuned_all AS SELECT * FROM retuned;
+CREATE VIEW retuned_named AS SELECT id, body FROM retuned;
+SELECT err($$SELECT dedup.disable('retuned')$$);
+SELECT count(*) AS still_enabled FROM dedup.enabled_tables WHERE tbl = 'retuned'::regclass;
+DROP VIEW retuned_all;
 SELECT dedup.disable('retuned') IS NOT NULL AS disabled;
+DROP VIEW retuned_named;
 DROP TABLE retuned;

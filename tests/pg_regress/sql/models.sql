@@ -97,6 +97,17 @@ SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{format}', '"pg_dedup model
 -- The bytes decide the kernel: an export that says otherwise is refused; the
 -- threshold rule's name cannot be a model's.
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{kernel}', '"poly"')) FROM exported$$);
+-- So do they the scaler; the descriptive fields must be of their kind (metrics
+-- and parameters objects, a positive version, a time PostgreSQL reads).
+SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{scaler,std,0}', '-1')) FROM exported$$);
+SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{scaler}', '{}')) FROM exported$$);
+SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{metrics}', '"x"')) FROM exported$$);
+SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{parameters}', '[1]')) FROM exported$$);
+SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{version}', '-7')) FROM exported$$);
+SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{trained_at}', '"x"')) FROM exported$$);
+SELECT err($$SELECT dedup.import_model(j || '{"trained_on": 5}') FROM exported$$);
+SELECT dedup.import_model(jsonb_set(jsonb_set(j, '{name}', '"news_round"'), '{scaler}', (j->'scaler')::text::jsonb)) FROM exported;
+DELETE FROM dedup.models WHERE name = 'news_round';
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{name}', '"threshold"')) FROM exported$$);
 -- The bytes must read this build's pair vector: a feature index past it, or one
 -- read twice, is refused (such a model read 0 for ever and marked every row), and
