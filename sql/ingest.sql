@@ -91,6 +91,15 @@ CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON de
     FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
 CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dedup.lock_secret
     FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
+-- They fire under session_replication_role = replica too (a DBA's session that
+-- set it, a logical replication apply): sessions already open kept the old
+-- configuration for good otherwise (an audit: a time window, an action and a
+-- retrained model that open sessions never saw).
+ALTER TABLE dedup.enabled_tables ENABLE ALWAYS TRIGGER config_changed;
+ALTER TABLE dedup.collections ENABLE ALWAYS TRIGGER config_changed;
+ALTER TABLE dedup.sources ENABLE ALWAYS TRIGGER config_changed;
+ALTER TABLE dedup.models ENABLE ALWAYS TRIGGER config_changed;
+ALTER TABLE dedup.lock_secret ENABLE ALWAYS TRIGGER config_changed;
 
 -- Raises 39P01 unless a trigger function fires under the name dedup.enable gives
 -- its trigger (src/pg/trigger_entry.rs: the check of the C trigger functions).
@@ -612,6 +621,20 @@ END $$;
 COMMENT ON FUNCTION dedup._free_name(regclass, text) IS
     'A name <table><suffix> no relation or type of the table''s schema has yet, for dedup.enable''s index and key type';
 
+-- Whether the collection a table was just registered into still counts the
+-- documents of a dropped table (dedup._forget_dropped): enable then rebuilds its
+-- statistics from the tables it reads, the new one among them. Only to the
+-- table's owner (enable has checked the caller is one); false to anyone else.
+CREATE FUNCTION dedup._counts_dropped_documents(tbl regclass) RETURNS boolean
+STABLE STRICT SECURITY DEFINER SET search_path = pg_catalog, pg_temp LANGUAGE sql AS $$
+    SELECT coalesce((SELECT s.dropped_documents
+                     FROM dedup.enabled_tables e JOIN dedup.collection_stats s ON s.collection_id = e.collection_id
+                     JOIN pg_catalog.pg_class c ON c.oid = e.tbl
+                     WHERE e.tbl = $1 AND pg_catalog.pg_has_role(c.relowner, 'USAGE')), false)
+$$;
+COMMENT ON FUNCTION dedup._counts_dropped_documents(regclass) IS
+    'Whether the collection of an enabled table the caller owns still counts the documents of a dropped table, for dedup.enable';
+
 CREATE FUNCTION dedup.enable(
     tbl regclass,
     body name,
@@ -892,6 +915,13 @@ BEGIN
     -- Before any other DDL (the backfill creates temporary tables): a partition
     -- without them would look new to dedup._partitions_changed.
     PERFORM dedup._partition_triggers(tbl);
+    -- A collection that still counts the documents of a dropped table (a table
+    -- dropped and made again, enabled into the collection a model kept) is
+    -- rebuilt from its tables now: left, the dropped table's words stayed counted
+    -- for good on an empty table, and its owner could not read the collection.
+    IF dedup._counts_dropped_documents(tbl) THEN
+        PERFORM dedup.recompute(coll);
+    END IF;
 
     -- Backfill in one pass: documents, then statistics and signatures by recompute,
     -- then duplicate marks from the same pairwise decision as dedup.pairs.

@@ -62,6 +62,30 @@ COMMENT ON FUNCTION dedup._models_in_use() IS
     'Trigger on dedup.models: refuses to delete or rename a model an enabled table uses, and warns when tables pick models per row';
 CREATE TRIGGER models_in_use BEFORE DELETE OR UPDATE OF name ON dedup.models
     FOR EACH ROW EXECUTE FUNCTION dedup._models_in_use();
+-- TRUNCATE dedup.models goes past the row trigger above: refused the same way
+-- while an enabled table uses a stored model (it failed every insert with 42704).
+CREATE FUNCTION dedup._models_truncated() RETURNS trigger
+SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM dedup.enabled_tables e JOIN dedup.models m ON m.name = e.model WHERE m.name <> 'default') THEN
+        RAISE EXCEPTION 'cannot truncate dedup.models: enabled tables use models %',
+            (SELECT string_agg(DISTINCT quote_literal(m.name), ', ') FROM dedup.enabled_tables e JOIN dedup.models m ON m.name = e.model
+             WHERE m.name <> 'default')
+            USING ERRCODE = 'object_in_use', HINT = 'disable those tables first, or enable them with another model; DELETE the other models';
+    END IF;
+    IF EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.model_column IS NOT NULL) THEN
+        RAISE WARNING 'tables % pick a model per row (model_column): a row that names a stored model is refused from now on',
+            (SELECT string_agg(e.tbl::text, ', ' ORDER BY e.tbl::text) FROM dedup.enabled_tables e WHERE e.model_column IS NOT NULL)
+            USING HINT = 'store the models again, or have the rows name another (NULL takes the table''s model)';
+    END IF;
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION dedup._models_truncated() IS
+    'Trigger on dedup.models: refuses TRUNCATE while an enabled table uses a stored model, as dedup._models_in_use refuses DELETE';
+CREATE TRIGGER models_truncated BEFORE TRUNCATE ON dedup.models
+    FOR EACH STATEMENT EXECUTE FUNCTION dedup._models_truncated();
+-- A changed model's version bumps in a replica-role session too (see config_changed).
+ALTER TABLE dedup.models ENABLE ALWAYS TRIGGER models_version;
 
 SELECT pg_catalog.pg_extension_config_dump('dedup.models', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.sources', '');

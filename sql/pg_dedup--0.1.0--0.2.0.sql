@@ -918,6 +918,20 @@ END $$;
 COMMENT ON FUNCTION dedup._free_name(regclass, text) IS
     'A name <table><suffix> no relation or type of the table''s schema has yet, for dedup.enable''s index and key type';
 
+-- Whether the collection a table was just registered into still counts the
+-- documents of a dropped table (dedup._forget_dropped): enable then rebuilds its
+-- statistics from the tables it reads, the new one among them. Only to the
+-- table's owner (enable has checked the caller is one); false to anyone else.
+CREATE FUNCTION dedup._counts_dropped_documents(tbl regclass) RETURNS boolean
+STABLE STRICT SECURITY DEFINER SET search_path = pg_catalog, pg_temp LANGUAGE sql AS $$
+    SELECT coalesce((SELECT s.dropped_documents
+                     FROM dedup.enabled_tables e JOIN dedup.collection_stats s ON s.collection_id = e.collection_id
+                     JOIN pg_catalog.pg_class c ON c.oid = e.tbl
+                     WHERE e.tbl = $1 AND pg_catalog.pg_has_role(c.relowner, 'USAGE')), false)
+$$;
+COMMENT ON FUNCTION dedup._counts_dropped_documents(regclass) IS
+    'Whether the collection of an enabled table the caller owns still counts the documents of a dropped table, for dedup.enable';
+
 CREATE FUNCTION dedup.enable(
     tbl regclass,
     body name,
@@ -1198,6 +1212,13 @@ BEGIN
     -- Before any other DDL (the backfill creates temporary tables): a partition
     -- without them would look new to dedup._partitions_changed.
     PERFORM dedup._partition_triggers(tbl);
+    -- A collection that still counts the documents of a dropped table (a table
+    -- dropped and made again, enabled into the collection a model kept) is
+    -- rebuilt from its tables now: left, the dropped table's words stayed counted
+    -- for good on an empty table, and its owner could not read the collection.
+    IF dedup._counts_dropped_documents(tbl) THEN
+        PERFORM dedup.recompute(coll);
+    END IF;
 
     -- Backfill in one pass: documents, then statistics and signatures by recompute,
     -- then duplicate marks from the same pairwise decision as dedup.pairs.
@@ -1954,6 +1975,39 @@ COMMENT ON FUNCTION dedup._models_in_use() IS
     'Trigger on dedup.models: refuses to delete or rename a model an enabled table uses, and warns when tables pick models per row';
 CREATE TRIGGER models_in_use BEFORE DELETE OR UPDATE OF name ON dedup.models
     FOR EACH ROW EXECUTE FUNCTION dedup._models_in_use();
+-- TRUNCATE dedup.models goes past the row trigger above: refused the same way
+-- while an enabled table uses a stored model (it failed every insert with 42704).
+CREATE FUNCTION dedup._models_truncated() RETURNS trigger
+SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM dedup.enabled_tables e JOIN dedup.models m ON m.name = e.model WHERE m.name <> 'default') THEN
+        RAISE EXCEPTION 'cannot truncate dedup.models: enabled tables use models %',
+            (SELECT string_agg(DISTINCT quote_literal(m.name), ', ') FROM dedup.enabled_tables e JOIN dedup.models m ON m.name = e.model
+             WHERE m.name <> 'default')
+            USING ERRCODE = 'object_in_use', HINT = 'disable those tables first, or enable them with another model; DELETE the other models';
+    END IF;
+    IF EXISTS (SELECT 1 FROM dedup.enabled_tables e WHERE e.model_column IS NOT NULL) THEN
+        RAISE WARNING 'tables % pick a model per row (model_column): a row that names a stored model is refused from now on',
+            (SELECT string_agg(e.tbl::text, ', ' ORDER BY e.tbl::text) FROM dedup.enabled_tables e WHERE e.model_column IS NOT NULL)
+            USING HINT = 'store the models again, or have the rows name another (NULL takes the table''s model)';
+    END IF;
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION dedup._models_truncated() IS
+    'Trigger on dedup.models: refuses TRUNCATE while an enabled table uses a stored model, as dedup._models_in_use refuses DELETE';
+CREATE TRIGGER models_truncated BEFORE TRUNCATE ON dedup.models
+    FOR EACH STATEMENT EXECUTE FUNCTION dedup._models_truncated();
+-- A changed model's version bumps in a replica-role session too (see config_changed).
+ALTER TABLE dedup.models ENABLE ALWAYS TRIGGER models_version;
+-- They fire under session_replication_role = replica too (a DBA's session that
+-- set it, a logical replication apply): sessions already open kept the old
+-- configuration for good otherwise (an audit: a time window, an action and a
+-- retrained model that open sessions never saw).
+ALTER TABLE dedup.enabled_tables ENABLE ALWAYS TRIGGER config_changed;
+ALTER TABLE dedup.collections ENABLE ALWAYS TRIGGER config_changed;
+ALTER TABLE dedup.sources ENABLE ALWAYS TRIGGER config_changed;
+ALTER TABLE dedup.models ENABLE ALWAYS TRIGGER config_changed;
+ALTER TABLE dedup.lock_secret ENABLE ALWAYS TRIGGER config_changed;
 
 -- A comment for every public function (sql/comments.sql).
 COMMENT ON FUNCTION dedup.add_document(text, dedup.document) IS

@@ -239,15 +239,21 @@ fn recompute_collection_without(coll: &Collection, skip: Option<pg_sys::Oid>) ->
     crate::pg::stats::note_stats_written();
     // First, before any statistics row: writers lock them in this order too.
     crate::pg::stats_lock::recompute(coll.id);
-    let tables: Vec<(pg_sys::Oid, String, Option<String>)> = as_owner(|| {
+    let (dropped, tables): (bool, Vec<(pg_sys::Oid, String, Option<String>)>) = as_owner(|| {
         Spi::connect_mut(|c| {
             // Blocks concurrent add_document/remove_document on this collection until commit.
-            c.update(
-                "SELECT 1 FROM dedup.collection_stats WHERE collection_id = $1 FOR UPDATE",
-                None,
-                &[coll.id.into()],
-            )
-            .unwrap_or_else(|e| spi_err(e));
+            let dropped = c
+                .update(
+                    "SELECT dropped_documents FROM dedup.collection_stats WHERE collection_id = $1 FOR UPDATE",
+                    None,
+                    &[coll.id.into()],
+                )
+                .unwrap_or_else(|e| spi_err(e))
+                .first()
+                .get::<bool>(1)
+                .ok()
+                .flatten()
+                .unwrap_or(false);
             let t = c
             .select(
                 "SELECT tbl::oid, doc_column::text, sig_column::text FROM dedup.collection_tables t \
@@ -257,7 +263,8 @@ fn recompute_collection_without(coll: &Collection, skip: Option<pg_sys::Oid>) ->
                 &[coll.id.into()],
             )
             .unwrap_or_else(|e| spi_err(e));
-            t.into_iter()
+            let tables = t
+                .into_iter()
                 .filter_map(|r| {
                     Some((
                         r.get::<pg_sys::Oid>(1).ok()??,
@@ -265,7 +272,8 @@ fn recompute_collection_without(coll: &Collection, skip: Option<pg_sys::Oid>) ->
                         r.get::<String>(3).ok().flatten(),
                     ))
                 })
-                .collect()
+                .collect();
+            (dropped, tables)
         })
     });
     // A partitioned table's rows are in its leaf partitions: about ten progress
@@ -280,12 +288,23 @@ fn recompute_collection_without(coll: &Collection, skip: Option<pg_sys::Oid>) ->
                 .map(move |l| (l.rel, doc.clone(), sig.clone(), steps))
         })
         .collect();
-    if tables.is_empty() {
+    // A collection of no table holds what `add_document` gave it, which a
+    // recompute has nothing to rebuild from; but one that still counts the
+    // documents of a dropped table is rebuilt from the tables it reads, none: its
+    // statistics are emptied (left, they stayed for good, and only the
+    // configuration rights could read them, or enable a table into it).
+    if tables.is_empty() && !dropped {
         notice(format!(
             "collection \"{}\" has no registered tables: statistics left as they are",
             coll.name
         ));
         return 0;
+    }
+    if tables.is_empty() {
+        notice(format!(
+            "collection \"{}\" reads no table any more: the statistics it kept of dropped tables are emptied",
+            coll.name
+        ));
     }
     let tables: Vec<_> = tables
         .into_iter()

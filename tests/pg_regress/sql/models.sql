@@ -161,6 +161,13 @@ CREATE TABLE uses_m (id int PRIMARY KEY, body text);
 SELECT dedup.enable('uses_m', 'body', model => 'cache_m');
 SELECT err($$DELETE FROM dedup.models WHERE name = 'cache_m'$$);
 SELECT err($$UPDATE dedup.models SET name = 'cache_x' WHERE name = 'cache_m'$$);
+SELECT err($$TRUNCATE dedup.models$$);
+SELECT count(*) > 0 AS models_kept FROM dedup.models WHERE name = 'cache_m';
+-- The configuration triggers fire in a replica-role session too (they empty the
+-- other backends' caches; see tests/isolation).
+SELECT c.relname, t.tgname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+WHERE c.relnamespace = 'dedup'::regnamespace AND t.tgname IN ('config_changed', 'models_version')
+ORDER BY 1, 2;
 SELECT dedup.disable('uses_m');
 DROP TABLE uses_m;
 DELETE FROM dedup.models WHERE name = 'cache_m';
