@@ -129,6 +129,8 @@ COMMENT ON FUNCTION dedup._published(anyelement) IS
 COMMENT ON FUNCTION dedup._table_document_left_out() IS
     'How many rows dedup._table_document analysed without their title or source (over its limit) since the last call, for enable''s WARNING';
 COMMENT ON FUNCTION dedup._marked_rows(oid) IS 'How many rows of an enabled table are marked (duplicate_of set), for dedup.status';
+COMMENT ON FUNCTION dedup._counts_dropped_documents(oid) IS
+    'Whether the collection of an enabled table the caller owns still counts the documents of a dropped table, for dedup.enable (false for a table the caller does not own)';
 COMMENT ON FUNCTION dedup._duplicates(integer) IS 'How many rows of a collection''s enabled tables are marked, for dedup.status (NULL, with a WARNING, when an owner may not read its table)';
 COMMENT ON FUNCTION dedup._matrix_quality(oid, text) IS 'dedup.matrix_quality by table OID';
 COMMENT ON FUNCTION dedup._may_read_collection(text) IS

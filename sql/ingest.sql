@@ -91,10 +91,11 @@ CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON de
     FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
 CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dedup.lock_secret
     FOR EACH STATEMENT EXECUTE FUNCTION dedup._config_changed();
--- They fire under session_replication_role = replica too (a DBA's session that
--- set it, a logical replication apply): sessions already open kept the old
--- configuration for good otherwise (an audit: a time window, an action and a
--- retrained model that open sessions never saw).
+-- They fire in a session under session_replication_role = replica too (a DBA
+-- who set it, a restore's): sessions already open kept the old configuration for
+-- good otherwise (an audit: a time window, an action and a retrained model that
+-- open sessions never saw). (A data-only pg_restore --disable-triggers of these
+-- tables leaves them ENABLE, not ALWAYS, as before.)
 ALTER TABLE dedup.enabled_tables ENABLE ALWAYS TRIGGER config_changed;
 ALTER TABLE dedup.collections ENABLE ALWAYS TRIGGER config_changed;
 ALTER TABLE dedup.sources ENABLE ALWAYS TRIGGER config_changed;
@@ -621,20 +622,6 @@ END $$;
 COMMENT ON FUNCTION dedup._free_name(regclass, text) IS
     'A name <table><suffix> no relation or type of the table''s schema has yet, for dedup.enable''s index and key type';
 
--- Whether the collection a table was just registered into still counts the
--- documents of a dropped table (dedup._forget_dropped): enable then rebuilds its
--- statistics from the tables it reads, the new one among them. Only to the
--- table's owner (enable has checked the caller is one); false to anyone else.
-CREATE FUNCTION dedup._counts_dropped_documents(tbl regclass) RETURNS boolean
-STABLE STRICT SECURITY DEFINER SET search_path = pg_catalog, pg_temp LANGUAGE sql AS $$
-    SELECT coalesce((SELECT s.dropped_documents
-                     FROM dedup.enabled_tables e JOIN dedup.collection_stats s ON s.collection_id = e.collection_id
-                     JOIN pg_catalog.pg_class c ON c.oid = e.tbl
-                     WHERE e.tbl = $1 AND pg_catalog.pg_has_role(c.relowner, 'USAGE')), false)
-$$;
-COMMENT ON FUNCTION dedup._counts_dropped_documents(regclass) IS
-    'Whether the collection of an enabled table the caller owns still counts the documents of a dropped table, for dedup.enable';
-
 CREATE FUNCTION dedup.enable(
     tbl regclass,
     body name,
@@ -919,7 +906,7 @@ BEGIN
     -- dropped and made again, enabled into the collection a model kept) is
     -- rebuilt from its tables now: left, the dropped table's words stayed counted
     -- for good on an empty table, and its owner could not read the collection.
-    IF dedup._counts_dropped_documents(tbl) THEN
+    IF dedup._counts_dropped_documents(tbl::oid) THEN
         PERFORM dedup.recompute(coll);
     END IF;
 
@@ -1163,7 +1150,7 @@ BEGIN
             GET STACKED DIAGNOSTICS depends = PG_EXCEPTION_DETAIL;
             RAISE EXCEPTION 'cannot disable %: other objects use the columns enable added', tbl
                 USING ERRCODE = 'dependent_objects_still_exist', DETAIL = depends,
-                      HINT = 'drop those objects (a view made with SELECT * takes dedup_doc, dedup_sig, duplicate_of and dedup_verdict along), disable, and make them again; a view that names its columns does not hold disable back';
+                      HINT = 'drop those objects in the transaction and make them again after enable (a view made with SELECT * takes dedup_doc, dedup_sig, duplicate_of and dedup_verdict along; a view, policy or publication row filter may name one); see README, Changing an enabled table''s settings';
         END;
     END IF;
     IF key_type IS NOT NULL THEN

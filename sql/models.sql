@@ -65,7 +65,7 @@ CREATE TRIGGER models_in_use BEFORE DELETE OR UPDATE OF name ON dedup.models
 -- TRUNCATE dedup.models goes past the row trigger above: refused the same way
 -- while an enabled table uses a stored model (it failed every insert with 42704).
 CREATE FUNCTION dedup._models_truncated() RETURNS trigger
-SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+SET search_path = pg_catalog, pg_temp SET citus.allow_nested_distributed_execution = on LANGUAGE plpgsql AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM dedup.enabled_tables e JOIN dedup.models m ON m.name = e.model WHERE m.name <> 'default') THEN
         RAISE EXCEPTION 'cannot truncate dedup.models: enabled tables use models %',

@@ -212,6 +212,15 @@ STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_recompute_truncated_wrapper';
 
+-- Whether an enabled table's collection still counts a dropped table's documents,
+-- for enable (src/pg/registration.rs).
+CREATE  FUNCTION "_counts_dropped_documents"(
+	"tbl" oid /* pg_sys :: Oid */
+) RETURNS bool
+STRICT STABLE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_counts_dropped_documents_wrapper';
+
 -- Whether a REPEATABLE READ snapshot sees a trigger's setup (src/pg/snapshot_setup.rs).
 CREATE  FUNCTION "_require_setup_in_snapshot"(
 	"tbl" oid, /* pg_sys :: Oid */
@@ -918,20 +927,6 @@ END $$;
 COMMENT ON FUNCTION dedup._free_name(regclass, text) IS
     'A name <table><suffix> no relation or type of the table''s schema has yet, for dedup.enable''s index and key type';
 
--- Whether the collection a table was just registered into still counts the
--- documents of a dropped table (dedup._forget_dropped): enable then rebuilds its
--- statistics from the tables it reads, the new one among them. Only to the
--- table's owner (enable has checked the caller is one); false to anyone else.
-CREATE FUNCTION dedup._counts_dropped_documents(tbl regclass) RETURNS boolean
-STABLE STRICT SECURITY DEFINER SET search_path = pg_catalog, pg_temp LANGUAGE sql AS $$
-    SELECT coalesce((SELECT s.dropped_documents
-                     FROM dedup.enabled_tables e JOIN dedup.collection_stats s ON s.collection_id = e.collection_id
-                     JOIN pg_catalog.pg_class c ON c.oid = e.tbl
-                     WHERE e.tbl = $1 AND pg_catalog.pg_has_role(c.relowner, 'USAGE')), false)
-$$;
-COMMENT ON FUNCTION dedup._counts_dropped_documents(regclass) IS
-    'Whether the collection of an enabled table the caller owns still counts the documents of a dropped table, for dedup.enable';
-
 CREATE FUNCTION dedup.enable(
     tbl regclass,
     body name,
@@ -1216,7 +1211,7 @@ BEGIN
     -- dropped and made again, enabled into the collection a model kept) is
     -- rebuilt from its tables now: left, the dropped table's words stayed counted
     -- for good on an empty table, and its owner could not read the collection.
-    IF dedup._counts_dropped_documents(tbl) THEN
+    IF dedup._counts_dropped_documents(tbl::oid) THEN
         PERFORM dedup.recompute(coll);
     END IF;
 
@@ -1460,7 +1455,7 @@ BEGIN
             GET STACKED DIAGNOSTICS depends = PG_EXCEPTION_DETAIL;
             RAISE EXCEPTION 'cannot disable %: other objects use the columns enable added', tbl
                 USING ERRCODE = 'dependent_objects_still_exist', DETAIL = depends,
-                      HINT = 'drop those objects (a view made with SELECT * takes dedup_doc, dedup_sig, duplicate_of and dedup_verdict along), disable, and make them again; a view that names its columns does not hold disable back';
+                      HINT = 'drop those objects in the transaction and make them again after enable (a view made with SELECT * takes dedup_doc, dedup_sig, duplicate_of and dedup_verdict along; a view, policy or publication row filter may name one); see README, Changing an enabled table''s settings';
         END;
     END IF;
     IF key_type IS NOT NULL THEN
@@ -1978,7 +1973,7 @@ CREATE TRIGGER models_in_use BEFORE DELETE OR UPDATE OF name ON dedup.models
 -- TRUNCATE dedup.models goes past the row trigger above: refused the same way
 -- while an enabled table uses a stored model (it failed every insert with 42704).
 CREATE FUNCTION dedup._models_truncated() RETURNS trigger
-SET search_path = pg_catalog, pg_temp LANGUAGE plpgsql AS $$
+SET search_path = pg_catalog, pg_temp SET citus.allow_nested_distributed_execution = on LANGUAGE plpgsql AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM dedup.enabled_tables e JOIN dedup.models m ON m.name = e.model WHERE m.name <> 'default') THEN
         RAISE EXCEPTION 'cannot truncate dedup.models: enabled tables use models %',
@@ -1999,10 +1994,11 @@ CREATE TRIGGER models_truncated BEFORE TRUNCATE ON dedup.models
     FOR EACH STATEMENT EXECUTE FUNCTION dedup._models_truncated();
 -- A changed model's version bumps in a replica-role session too (see config_changed).
 ALTER TABLE dedup.models ENABLE ALWAYS TRIGGER models_version;
--- They fire under session_replication_role = replica too (a DBA's session that
--- set it, a logical replication apply): sessions already open kept the old
--- configuration for good otherwise (an audit: a time window, an action and a
--- retrained model that open sessions never saw).
+-- They fire in a session under session_replication_role = replica too (a DBA
+-- who set it, a restore's): sessions already open kept the old configuration for
+-- good otherwise (an audit: a time window, an action and a retrained model that
+-- open sessions never saw). (A data-only pg_restore --disable-triggers of these
+-- tables leaves them ENABLE, not ALWAYS, as before.)
 ALTER TABLE dedup.enabled_tables ENABLE ALWAYS TRIGGER config_changed;
 ALTER TABLE dedup.collections ENABLE ALWAYS TRIGGER config_changed;
 ALTER TABLE dedup.sources ENABLE ALWAYS TRIGGER config_changed;
@@ -2172,6 +2168,8 @@ COMMENT ON FUNCTION dedup._published(anyelement) IS
 COMMENT ON FUNCTION dedup._table_document_left_out() IS
     'How many rows dedup._table_document analysed without their title or source (over its limit) since the last call, for enable''s WARNING';
 COMMENT ON FUNCTION dedup._marked_rows(oid) IS 'How many rows of an enabled table are marked (duplicate_of set), for dedup.status';
+COMMENT ON FUNCTION dedup._counts_dropped_documents(oid) IS
+    'Whether the collection of an enabled table the caller owns still counts the documents of a dropped table, for dedup.enable (false for a table the caller does not own)';
 COMMENT ON FUNCTION dedup._duplicates(integer) IS 'How many rows of a collection''s enabled tables are marked, for dedup.status (NULL, with a WARNING, when an owner may not read its table)';
 COMMENT ON FUNCTION dedup._matrix_quality(oid, text) IS 'dedup.matrix_quality by table OID';
 COMMENT ON FUNCTION dedup._may_read_collection(text) IS

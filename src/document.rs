@@ -36,8 +36,9 @@
 /// it, terms sharing ever longer prefixes decode into quadratically many bytes).
 pub const MAX_TERM_BYTES: usize = 128;
 /// The largest count of one term a document holds: `dedup.terms` returns counts
-/// as `integer` (no analysed text comes near it; a crafted text or binary form
-/// above it is refused, rather than read back capped).
+/// as `integer`. No analysed text comes near it; the text form refuses a count
+/// above it, and the binary form reads one (a document stored before the limit)
+/// as this.
 pub const MAX_TF: u32 = i32::MAX as u32;
 
 /// [`Document::decode`] returns a document whose [`Document::heap_bytes`] is at
@@ -459,10 +460,10 @@ impl<'a> Reader<'a> {
             0 => Err(DedupError::invalid_binary(
                 "document term count must be positive",
             )),
-            tf if tf > MAX_TF => Err(DedupError::invalid_binary(format!(
-                "document term count is larger than {MAX_TF}"
-            ))),
-            tf => Ok(tf),
+            // Read capped, not refused: a document stored before the limit (0.1.0
+            // took any 32-bit count in the text form) must still decode, or its
+            // table would not dump.
+            tf => Ok(tf.min(MAX_TF)),
         }
     }
     /// A term list as the xxh3-64 hashes of its terms, in order; for the body

@@ -1054,6 +1054,7 @@ fn import_model(model: JsonArg) -> String {
             &[
                 PgSqlErrorCode::ERRCODE_INVALID_DATETIME_FORMAT,
                 PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+                PgSqlErrorCode::ERRCODE_INVALID_TIME_ZONE_DISPLACEMENT_VALUE,
                 PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             ],
             || Spi::get_one_with_args::<bool>("SELECT $1::timestamptz IS NOT NULL", &[t.into()]),

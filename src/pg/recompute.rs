@@ -288,23 +288,22 @@ fn recompute_collection_without(coll: &Collection, skip: Option<pg_sys::Oid>) ->
                 .map(move |l| (l.rel, doc.clone(), sig.clone(), steps))
         })
         .collect();
-    // A collection of no table holds what `add_document` gave it, which a
-    // recompute has nothing to rebuild from; but one that still counts the
-    // documents of a dropped table is rebuilt from the tables it reads, none: its
-    // statistics are emptied (left, they stayed for good, and only the
-    // configuration rights could read them, or enable a table into it).
-    if tables.is_empty() && !dropped {
-        notice(format!(
-            "collection \"{}\" has no registered tables: statistics left as they are",
-            coll.name
-        ));
-        return 0;
-    }
+    // A collection of no table holds what `add_document` gave it, and what the
+    // dropped tables a model kept it for left in it: nothing to rebuild them from,
+    // and a model weighs its pairs with them.
     if tables.is_empty() {
-        notice(format!(
-            "collection \"{}\" reads no table any more: the statistics it kept of dropped tables are emptied",
-            coll.name
-        ));
+        notice(if dropped {
+            format!(
+                "collection \"{}\" has no registered tables: statistics left as they are, the documents of dropped tables among them (enabling a table into it rebuilds them)",
+                coll.name
+            )
+        } else {
+            format!(
+                "collection \"{}\" has no registered tables: statistics left as they are",
+                coll.name
+            )
+        });
+        return 0;
     }
     let tables: Vec<_> = tables
         .into_iter()

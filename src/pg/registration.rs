@@ -510,3 +510,26 @@ pub fn _set_time_window(tbl: Option<pg_sys::Oid>, time_window: Option<Interval>)
         });
     })
 }
+
+/// Whether the collection of an enabled table the caller owns still counts the
+/// documents of a dropped table (`dedup._forget_dropped`), for `dedup.enable`,
+/// which then rebuilds its statistics from the tables it reads, the new one among
+/// them: left, the dropped table's words stayed counted on the table made again,
+/// and its owner could not read the collection. False for a table the caller
+/// does not own: who else may know it is the configuration roles'.
+#[pg_extern(stable, strict, parallel_unsafe)]
+fn _counts_dropped_documents(tbl: pg_sys::Oid) -> bool {
+    if !privilege::owns(tbl, caller()) {
+        return false;
+    }
+    as_owner(|| {
+        lookup::one_with_args::<bool>(
+            "SELECT s.dropped_documents FROM dedup.enabled_tables e \
+             JOIN dedup.collection_stats s ON s.collection_id = e.collection_id WHERE e.tbl = $1",
+            &[tbl.into()],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or(false)
+    })
+}

@@ -89,7 +89,7 @@ SELECT 'relation ' || c.relname || ' ' || c.relkind::text || ' ' || coalesce(c.r
        || ' ' || coalesce(c.reloptions::text, '') || ' ' || CASE WHEN c.relkind = 'v' THEN md5(pg_get_viewdef(c.oid)) ELSE '' END
 FROM pg_class c WHERE c.relnamespace = 'dedup'::regnamespace
 UNION ALL
-SELECT 'trigger ' || pg_get_triggerdef(t.oid) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+SELECT 'trigger ' || pg_get_triggerdef(t.oid) || ' ' || t.tgenabled::text FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
 WHERE NOT t.tgisinternal AND (c.relnamespace = 'dedup'::regnamespace OR c.relname = 'upnews')
 UNION ALL
 SELECT 'index ' || pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid

@@ -121,7 +121,7 @@ SELECT dedup.enable('gone', 'body');
 SELECT collection, documents FROM dedup.status WHERE collection = 'gone';
 -- A collection shared with a table that is dropped keeps its statistics, says so,
 -- and recompute rebuilds them from what is left; so for a dropped column. With
--- no table left, it empties them (it left them for good before).
+-- no table left, it leaves them (a model may weigh its pairs with them).
 SELECT dedup.create_collection('shared');
 CREATE TABLE side (id int PRIMARY KEY, body text);
 INSERT INTO side VALUES (1, 'Погода в Москве: снег и гололед.'), (2, 'Спартак выиграл у Зенита.');

@@ -105,6 +105,7 @@ SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{metrics}', '"x"')) FROM ex
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{parameters}', '[1]')) FROM exported$$);
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{version}', '-7')) FROM exported$$);
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{trained_at}', '"x"')) FROM exported$$);
+SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{trained_at}', '"2024-01-01 00:00+16:00"')) FROM exported$$);
 SELECT err($$SELECT dedup.import_model(j || '{"trained_on": 5}') FROM exported$$);
 SELECT dedup.import_model(jsonb_set(jsonb_set(j, '{name}', '"news_round"'), '{scaler}', (j->'scaler')::text::jsonb)) FROM exported;
 DELETE FROM dedup.models WHERE name = 'news_round';

@@ -785,6 +785,43 @@ SELECT s.n_docs AS kept_documents FROM dedup.collection_stats s JOIN dedup.colle
 DELETE FROM dedup.models WHERE name = 'sec_kept_model';
 SELECT dedup.drop_collection('sec_kept');
 DROP TABLE sec_kept;
+-- An owner's table dropped from a collection that outlives it, made again and
+-- enabled into it: enable rebuilds the statistics, which counted the dropped
+-- rows for good before, so the owner can disable and enable it in one
+-- transaction to change a setting (it got 42501). Whether a collection still
+-- counts a dropped table is told to the table's owner alone.
+CREATE ROLE sec_wire_owner;
+GRANT CREATE ON SCHEMA public TO sec_wire_owner;
+SELECT dedup.create_collection('sec_wire') IS NOT NULL AS made;
+SET ROLE sec_wire_owner;
+CREATE TABLE sec_wire_t (id int PRIMARY KEY, body text);
+RESET ROLE;
+SELECT dedup.enable('sec_wire_t', 'body', collection => 'sec_wire') IS NOT NULL AS enabled;
+SET ROLE sec_wire_owner;
+INSERT INTO sec_wire_t SELECT i, format('Story %s about the bridge number %s over the river.', i, i) FROM generate_series(1, 5) i;
+DROP TABLE sec_wire_t;
+CREATE TABLE sec_wire_t (id int PRIMARY KEY, body text);
+RESET ROLE;
+SELECT dedup.enable('sec_wire_t', 'body', collection => 'sec_wire') IS NOT NULL AS enabled;
+SET ROLE sec_wire_owner;
+SELECT documents FROM dedup.status WHERE collection = 'sec_wire';
+BEGIN;
+SELECT dedup.disable('sec_wire_t');
+SELECT dedup.enable('sec_wire_t', 'body', collection => 'sec_wire', action => 'skip') IS NOT NULL AS enabled;
+COMMIT;
+RESET ROLE;
+UPDATE dedup.collection_stats SET dropped_documents = true
+ WHERE collection_id = (SELECT id FROM dedup.collections WHERE name = 'sec_wire');
+SET ROLE sec_analyst;
+SELECT dedup._counts_dropped_documents('sec_wire_t'::regclass::oid) AS told_another_role;
+SET ROLE sec_wire_owner;
+SELECT dedup._counts_dropped_documents('sec_wire_t'::regclass::oid) AS told_the_owner;
+SELECT dedup.disable('sec_wire_t');
+DROP TABLE sec_wire_t;
+RESET ROLE;
+SELECT dedup.drop_collection('sec_wire');
+REVOKE CREATE ON SCHEMA public FROM sec_wire_owner;
+DROP ROLE sec_wire_owner;
 -- A writer through a view (no INSERT right on the table itself) gets no
 -- original's key: the view may hide the original. A direct writer without
 -- SELECT gets it stored (security.md: what a view of the writer's that shows
