@@ -1608,13 +1608,15 @@ SELECT c.name AS collection,
         WHERE e.collection_id = c.id) AS rejected,
        s.last_recompute,
        dedup.staleness(c.name) AS staleness,
-       -- Documents whose statistics changes wait for a fold (see README: growing
-       -- means no fold runs).
-       (SELECT coalesce(sum(p.n_docs), 0) FROM dedup.term_stats_pending p
+       -- Document changes (an insert, a delete, an update each) whose statistics
+       -- wait for a fold, counted as the folds count them (see README: growing
+       -- means no fold runs). The net count of documents, which deletes make
+       -- negative and updates leave at 0, hid a backlog.
+       (SELECT coalesce(sum(greatest(p.changes, 1)), 0) FROM dedup.term_stats_pending p
         WHERE p.collection_id = c.id)::bigint AS pending_documents
 FROM dedup.collections c JOIN dedup.collection_stats s ON s.collection_id = c.id
 WHERE dedup._may_read_collection(c.name);
-COMMENT ON VIEW dedup.status IS 'Per collection: documents, duplicates, rejected rows, last recompute, staleness, and documents whose statistics wait for a fold';
+COMMENT ON VIEW dedup.status IS 'Per collection: documents, duplicates, rejected rows, last recompute, staleness, and document changes whose statistics wait for a fold';
 
 -- The stored models a role may name (to enable, pairs, classify_pair, …): the
 -- names, what they read and how well they did, not their weights (export_model
