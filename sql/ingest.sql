@@ -1141,8 +1141,29 @@ BEGIN
     -- A table no longer enabled loses the columns only when all four are enable's.
     -- A view that reads one of them (a SELECT * made after enable) keeps them:
     -- say so, instead of PostgreSQL's hint to drop ... CASCADE, which would drop
-    -- the user's view.
+    -- the user's view. An index, constraint or extended statistics of the user's
+    -- on them PostgreSQL would drop without a word (an audit: a partial index
+    -- WHERE duplicate_of IS NULL lost by a settings change): refused the same
+    -- way. pg_dedup's own signature index is not the user's.
     IF registered OR all_columns THEN
+        SELECT pg_catalog.string_agg(DISTINCT pg_catalog.pg_describe_object(d.classid, d.objid, 0), ', ')
+        INTO depends
+        FROM pg_catalog.pg_depend d
+        JOIN pg_catalog.pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+        WHERE d.refclassid = 'pg_catalog.pg_class'::regclass AND d.deptype = 'a'
+          AND d.refobjid IN (SELECT r.relid FROM pg_catalog.pg_partition_tree(tbl) r UNION ALL SELECT tbl::oid)
+          AND a.attname IN ('dedup_sig', 'dedup_doc', 'duplicate_of', 'dedup_verdict')
+          AND d.classid IN ('pg_catalog.pg_class'::regclass, 'pg_catalog.pg_constraint'::regclass,
+                            'pg_catalog.pg_statistic_ext'::regclass)
+          AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index i JOIN pg_catalog.pg_opclass o ON o.oid = i.indclass[0]
+                          WHERE d.classid = 'pg_catalog.pg_class'::regclass AND i.indexrelid = d.objid
+                            AND i.indnatts = 1 AND o.opcname = 'signature_ops'
+                            AND o.opcnamespace = 'dedup'::regnamespace);
+        IF depends IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot disable %: % use the columns enable added', tbl, depends
+                USING ERRCODE = 'dependent_objects_still_exist',
+                      HINT = 'PostgreSQL would drop them with the columns: drop them in the transaction and make them again after enable; see README, Changing an enabled table''s settings';
+        END IF;
         BEGIN
             EXECUTE format('ALTER TABLE %s DROP COLUMN IF EXISTS dedup_sig, DROP COLUMN IF EXISTS dedup_doc, '
                            'DROP COLUMN IF EXISTS duplicate_of, DROP COLUMN IF EXISTS dedup_verdict', tbl);
@@ -1150,7 +1171,7 @@ BEGIN
             GET STACKED DIAGNOSTICS depends = PG_EXCEPTION_DETAIL;
             RAISE EXCEPTION 'cannot disable %: other objects use the columns enable added', tbl
                 USING ERRCODE = 'dependent_objects_still_exist', DETAIL = depends,
-                      HINT = 'drop those objects in the transaction and make them again after enable (a view made with SELECT * takes dedup_doc, dedup_sig, duplicate_of and dedup_verdict along; a view, policy or publication row filter may name one); see README, Changing an enabled table''s settings';
+                      HINT = 'drop those objects in the transaction and make them again after enable (a view made with SELECT * takes dedup_doc, dedup_sig, duplicate_of and dedup_verdict along; a view, policy, trigger condition, function or publication may name one); see README, Changing an enabled table''s settings';
         END;
     END IF;
     IF key_type IS NOT NULL THEN
@@ -1608,8 +1629,8 @@ SELECT c.name AS collection,
         WHERE e.collection_id = c.id) AS rejected,
        s.last_recompute,
        dedup.staleness(c.name) AS staleness,
-       -- Document changes (an insert, a delete, an update each) whose statistics
-       -- wait for a fold, counted as the folds count them (see README: growing
+       -- Document changes (an insert or a delete one, an update two) whose
+       -- statistics wait for a fold, counted as the folds count them (see README: growing
        -- means no fold runs). The net count of documents, which deletes make
        -- negative and updates leave at 0, hid a backlog.
        (SELECT coalesce(sum(greatest(p.changes, 1)), 0) FROM dedup.term_stats_pending p

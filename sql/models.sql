@@ -84,8 +84,11 @@ COMMENT ON FUNCTION dedup._models_truncated() IS
     'Trigger on dedup.models: refuses TRUNCATE while an enabled table uses a stored model, as dedup._models_in_use refuses DELETE';
 CREATE TRIGGER models_truncated BEFORE TRUNCATE ON dedup.models
     FOR EACH STATEMENT EXECUTE FUNCTION dedup._models_truncated();
--- A changed model's version bumps in a replica-role session too (see config_changed).
+-- A changed model's version bumps, and a model in use stays, in a replica-role
+-- session too (see config_changed).
 ALTER TABLE dedup.models ENABLE ALWAYS TRIGGER models_version;
+ALTER TABLE dedup.models ENABLE ALWAYS TRIGGER models_in_use;
+ALTER TABLE dedup.models ENABLE ALWAYS TRIGGER models_truncated;
 
 SELECT pg_catalog.pg_extension_config_dump('dedup.models', '');
 SELECT pg_catalog.pg_extension_config_dump('dedup.sources', '');

@@ -1057,13 +1057,23 @@ fn import_model(model: JsonArg) -> String {
                 PgSqlErrorCode::ERRCODE_INVALID_TIME_ZONE_DISPLACEMENT_VALUE,
                 PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             ],
-            || Spi::get_one_with_args::<bool>("SELECT $1::timestamptz IS NOT NULL", &[t.into()]),
+            || {
+                Spi::get_one_with_args::<bool>(
+                    "SELECT pg_catalog.isfinite($1::pg_catalog.timestamptz)",
+                    &[t.into()],
+                )
+            },
         );
-        if let Err(why) = read {
-            bad(&format!(
+        match read {
+            Err(why) => bad(&format!(
                 "\"trained_at\" is \"{}\": {why}",
                 crate::error::excerpt(t)
-            ));
+            )),
+            Ok(Ok(Some(true))) => {}
+            Ok(_) => bad(&format!(
+                "\"trained_at\" is \"{}\", which is no finite time",
+                crate::error::excerpt(t)
+            )),
         }
     }
     store(

@@ -381,6 +381,15 @@ CREATE VIEW retuned_named AS SELECT id, body FROM retuned;
 SELECT err($$SELECT dedup.disable('retuned')$$);
 SELECT count(*) AS still_enabled FROM dedup.enabled_tables WHERE tbl = 'retuned'::regclass;
 DROP VIEW retuned_all;
+-- So do an index, a constraint and extended statistics on them, which PostgreSQL
+-- would drop with the columns without a word; pg_dedup's own index does not.
+CREATE INDEX retuned_originals ON retuned (id) WHERE duplicate_of IS NULL;
+ALTER TABLE retuned ADD CONSTRAINT retuned_dup_fk FOREIGN KEY (duplicate_of) REFERENCES retuned (id);
+CREATE STATISTICS retuned_st ON id, duplicate_of FROM retuned;
+SELECT err($$SELECT dedup.disable('retuned')$$);
+DROP INDEX retuned_originals;
+ALTER TABLE retuned DROP CONSTRAINT retuned_dup_fk;
+DROP STATISTICS retuned_st;
 SELECT dedup.disable('retuned') IS NOT NULL AS disabled;
 DROP VIEW retuned_named;
 DROP TABLE retuned;

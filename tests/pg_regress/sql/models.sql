@@ -106,6 +106,7 @@ SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{parameters}', '[1]')) FROM
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{version}', '-7')) FROM exported$$);
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{trained_at}', '"x"')) FROM exported$$);
 SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{trained_at}', '"2024-01-01 00:00+16:00"')) FROM exported$$);
+SELECT err($$SELECT dedup.import_model(jsonb_set(j, '{trained_at}', '"infinity"')) FROM exported$$);
 SELECT err($$SELECT dedup.import_model(j || '{"trained_on": 5}') FROM exported$$);
 SELECT dedup.import_model(jsonb_set(jsonb_set(j, '{name}', '"news_round"'), '{scaler}', (j->'scaler')::text::jsonb)) FROM exported;
 DELETE FROM dedup.models WHERE name = 'news_round';
@@ -163,11 +164,15 @@ SELECT dedup.enable('uses_m', 'body', model => 'cache_m');
 SELECT err($$DELETE FROM dedup.models WHERE name = 'cache_m'$$);
 SELECT err($$UPDATE dedup.models SET name = 'cache_x' WHERE name = 'cache_m'$$);
 SELECT err($$TRUNCATE dedup.models$$);
+SET session_replication_role = replica;
+SELECT err($$DELETE FROM dedup.models WHERE name = 'cache_m'$$);
+SELECT err($$TRUNCATE dedup.models$$);
+RESET session_replication_role;
 SELECT count(*) > 0 AS models_kept FROM dedup.models WHERE name = 'cache_m';
 -- The configuration triggers fire in a replica-role session too (they empty the
 -- other backends' caches; see tests/isolation).
 SELECT c.relname, t.tgname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-WHERE c.relnamespace = 'dedup'::regnamespace AND t.tgname IN ('config_changed', 'models_version')
+WHERE c.relnamespace = 'dedup'::regnamespace AND t.tgname IN ('config_changed', 'models_version', 'models_in_use', 'models_truncated')
 ORDER BY 1, 2;
 SELECT dedup.disable('uses_m');
 DROP TABLE uses_m;
