@@ -816,6 +816,8 @@ SET ROLE sec_analyst;
 SELECT dedup._counts_dropped_documents('sec_wire_t'::regclass::oid) AS told_another_role;
 SET ROLE sec_wire_owner;
 SELECT dedup._counts_dropped_documents('sec_wire_t'::regclass::oid) AS told_the_owner;
+SELECT dedup._counts_dropped_documents(NULL) IS NULL AS null_is_null;
+SELECT err($$SELECT dedup._counts_dropped_documents(0)$$);
 SELECT dedup.disable('sec_wire_t');
 DROP TABLE sec_wire_t;
 RESET ROLE;
