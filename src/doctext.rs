@@ -703,7 +703,7 @@ mod tests {
             (1, 1)
         );
         assert!(!to_text(&d).contains("analyzer"));
-        assert_eq!(ANALYZER_VERSION, 1);
+        assert_eq!(ANALYZER_VERSION, 2);
         for v in [2u16, 300, u16::MAX] {
             d.analyzer = v;
             let b = d.encode();

@@ -1,7 +1,8 @@
 //! Text analysis: from a news body (HTML, Telegram markdown or plain text) to the
 //! [`Document`] model. Pure Rust, no pgrx.
 //!
-//! Pipeline: markup removal ([`html`], then [`markdown`]) gives the visible text;
+//! Pipeline: markup removal ([`html`], then [`markdown`]) and the folds of
+//! [`fold`] (one spelling for one visible text) give the visible text;
 //! [`segment`] splits it into paragraphs and sentences; Unicode word segmentation
 //! gives words, which [`words`] turns into stems; [`numbers`] and [`fingerprint`]
 //! read the same visible text. Every public function here applies the same markup
@@ -18,6 +19,7 @@
 //! the caller (`dedup.max_document_bytes`, at most 1 GB).
 
 mod fingerprint;
+mod fold;
 mod html;
 mod markdown;
 mod numbers;
@@ -83,10 +85,11 @@ struct Visible<'a> {
     links: u32,
 }
 
-/// Markup removal: HTML if it looks like HTML, then Telegram markdown, then zero
-/// width spaces (U+200B), which Unicode word segmentation takes for a break but
-/// which show nothing: "Ку\u{200B}рс" is the word "Курс", and a copy sprinkled
-/// with them is still a copy. Plain text without any is borrowed, not copied.
+/// Markup removal: HTML if it looks like HTML, then the folds of [`fold::visible`]
+/// (invisible characters, which Unicode word segmentation takes for a break or
+/// keeps inside a word although they show nothing: "Ку\u{200B}рс" is the word
+/// "Курс", and a copy sprinkled with them is still a copy; compatibility letters;
+/// NFC), then Telegram markdown. Plain text that needs none is borrowed, not copied.
 fn visible(input: &str) -> Visible<'_> {
     finished(visible_checked(
         input,
@@ -112,7 +115,15 @@ fn visible_checked<'t, E>(
     let h = html::strip(input, &mut progress);
     // In HTML, bare URLs are the labels of already counted <a href> tags.
     let count_bare_urls = !h.html;
-    let (text, md_links) = match h.text {
+    // Invisible characters go before markdown reads links ("ht\u{200B}tps://").
+    let folded = match h.text {
+        Cow::Borrowed(s) => fold::visible(s, &mut progress),
+        Cow::Owned(s) => match fold::visible(&s, &mut progress) {
+            Cow::Owned(o) => Cow::Owned(o),
+            Cow::Borrowed(_) => Cow::Owned(s),
+        },
+    };
+    let (text, md_links) = match folded {
         Cow::Borrowed(s) => markdown::clean(s, count_bare_urls, &mut progress),
         Cow::Owned(s) => match markdown::clean(&s, count_bare_urls, &mut progress) {
             (Cow::Owned(o), n) => (Cow::Owned(o), n),
@@ -122,11 +133,6 @@ fn visible_checked<'t, E>(
     if let Some(e) = stopped {
         return Err(e);
     }
-    let text = if text.contains('\u{200B}') {
-        Cow::Owned(text.replace('\u{200B}', ""))
-    } else {
-        text
-    };
     pacer.now()?;
     Ok(Visible {
         text,

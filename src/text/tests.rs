@@ -60,6 +60,38 @@ fn zero_width_spaces_inside_words_are_not_breaks() {
     assert_eq!(doc(sprinkled).terms, doc(plain).terms);
 }
 
+/// The same visible text written with other bytes: decomposed letters (PDF
+/// extraction, macOS), "fancy text" and full-width letters, Latin look-alikes in
+/// Cyrillic words and Cyrillic ones in Latin words.
+#[test]
+fn one_visible_text_is_one_document() {
+    let plain = "Пётр Иванович купил новый Cybertruck за 92 тысячи: мой день, PHOTO";
+    let variants = [
+        // NFD: й and ё decomposed.
+        "Пе\u{308}тр Иванович купил новыи\u{306} Cybertruck за 92 тысячи: мои\u{306} день, PHOTO",
+        // Homoglyphs both ways.
+        "Пётр Ивaнoвич купил нoвый Сybertruck зa 92 тысячи: мoй дeнь, PHOТO",
+        // Mathematical bold and full-width letters.
+        "Пётр Иванович купил новый 𝐂𝐲𝐛𝐞𝐫𝐭𝐫𝐮𝐜𝐤 за ９２ тысячи: мой день, ＰＨＯＴＯ",
+        // Direction marks, variation selectors and other invisible characters.
+        "Пё\u{200E}тр Ива\u{FE0F}нович ку\u{2063}пил но\u{34F}вый Cybertruck за 92 тысячи: мой де\u{180E}нь, PHOTO",
+    ];
+    let o = opts(Lang::Auto, 3);
+    for v in variants {
+        assert_eq!(tokens(v, &o), tokens(plain, &o), "{v}");
+        assert_eq!(fingerprint(v), fingerprint(plain), "{v}");
+        assert_eq!(numbers(v), numbers(plain), "{v}");
+        let (a, b) = (doc(v), doc(plain));
+        assert_eq!(a.terms, b.terms, "{v}");
+        assert_eq!(a.trigrams, b.trigrams, "{v}");
+        assert_eq!(a.sentences, b.sentences, "{v}");
+    }
+    // A link whose scheme holds a zero-width space is still a link.
+    assert_eq!(doc("Читать ht\u{200B}tps://example.com/novosti").links, 1);
+    // A word that mixes scripts with letters of no look-alike stays as it is.
+    assert_eq!(tokens("Яndex", &opts(Lang::Simple, 1)), ["яndex"]);
+}
+
 #[test]
 fn yo_folds_to_ye() {
     let o = opts(Lang::Auto, 1);

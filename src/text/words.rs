@@ -1,7 +1,8 @@
 //! Words to stems: normalisation (lower case, `ё`→`е`, typographic apostrophes,
-//! invisible format characters), stop words, the length filters (too short: under
-//! `min_word_length` chars; too long: a stem over [`MAX_TERM_BYTES`] bytes) and stemming,
-//! with a per-call cache so each distinct spelling is processed once.
+//! invisible format characters, one script per word: see [`super::fold`]), stop
+//! words, the length filters (too short: under `min_word_length` chars; too long:
+//! a stem over [`MAX_TERM_BYTES`] bytes) and stemming, with a per-call cache so
+//! each distinct spelling is processed once.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -13,15 +14,32 @@ use super::{AnalyzeOptions, Lang};
 use crate::document::{Term, MAX_TERM_BYTES};
 
 /// Writes the normalised form of `word` into `out` (cleared first): lower case,
-/// `ё` folded to `е`, `’`/`ʼ`/`‘` folded to `'`, and soft hyphens, zero-width
-/// spaces/joiners and BOMs removed (HTML often carries `&shy;` inside words).
+/// `ё` folded to `е`, `’`/`ʼ`/`‘` folded to `'`, soft hyphens, zero-width
+/// spaces/joiners and BOMs removed (HTML often carries `&shy;` inside words), and
+/// a word mixing Cyrillic and Latin look-alikes written in one script.
 pub(crate) fn normalize_into(word: &str, out: &mut String) {
     out.clear();
     push_normalized(word, out);
 }
 
-/// Appends the normalised form of `word` to `out` (see [`normalize_into`]).
+/// Appends the normalised form of `word` to `out` (see [`normalize_into`]): once
+/// lower-cased, a word that mixes scripts is put in one ([`super::fold`]).
 fn push_normalized(word: &str, out: &mut String) {
+    if word.is_ascii() {
+        push_lowered(word, out);
+        return;
+    }
+    let start = out.len();
+    push_lowered(word, out);
+    if let Some(w) = out.get(start..).and_then(super::fold::homoglyphs) {
+        out.truncate(start);
+        out.push_str(&w);
+    }
+}
+
+/// Appends `word` lower-cased, `ё` folded, apostrophes unified and invisible
+/// format characters dropped.
+fn push_lowered(word: &str, out: &mut String) {
     if word.is_ascii() {
         let start = out.len();
         out.push_str(word);

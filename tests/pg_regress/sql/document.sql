@@ -89,3 +89,16 @@ SELECT dedup.to_document('котик собака', published_at => '2024-01-01'
 SELECT (NULL::dedup.document OPERATOR(dedup.=) dedup.to_document('котик')) IS NULL AS null_eq,
        (NULL::dedup.signature OPERATOR(dedup.<>) 'imatch:{1}'::dedup.signature) IS NULL AS null_ne,
        dedup.to_document('') OPERATOR(dedup.=) dedup.to_document('') AS empty_eq;
+-- One visible text is one document, whatever bytes wrote it: decomposed letters
+-- (NFD), direction marks and other invisible characters, full-width and
+-- "fancy text" letters, Latin look-alikes in Cyrillic words and Cyrillic ones in
+-- Latin words (a reposted ad that slips them in). Superscripts and № are kept.
+SELECT v AS variant,
+       dedup.fingerprint(t) = dedup.fingerprint('Мой новый Cybertruck за 92 тысячи рублей') AS same_fingerprint,
+       dedup.tokens(t) AS tokens
+FROM (VALUES ('nfd', U&'Мои\0306 новыи\0306 Cybertruck за 92 тысячи рублеи\0306'),
+             ('invisible', U&'Мо\200Eй но\FE0Fвый Cyber\2063truck за 92 тысячи руб\034Fлей'),
+             ('fancy', U&'Мой новый \+01D402\+01D432\+01D41B\+01D41E\+01D42B\+01D42D\+01D42B\+01D42E\+01D41C\+01D424 за \FF19\FF12 тысячи рублей'),
+             ('homoglyphs', 'Мoй нoвый Сybertruck зa 92 тысячи pублeй')) AS v(v, t)
+ORDER BY v;
+SELECT dedup.tokens('Яndex м² № 5') AS kept_as_written;
