@@ -79,11 +79,11 @@ pub(crate) fn visible<'t>(text: &'t str, progress: &mut dyn FnMut() -> bool) -> 
     let mut nfc = true;
     let mut touched = false;
     for (i, c) in text.char_indices() {
-        if settled(c) {
-            continue;
-        }
         if !check.at(i) {
             return Cow::Borrowed(text);
+        }
+        if settled(c) {
+            continue;
         }
         if ignorable(c) || compatibility_letter(c) || matches!(c, '\u{300}' | '\u{301}') {
             touched = true;
@@ -100,23 +100,27 @@ pub(crate) fn visible<'t>(text: &'t str, progress: &mut dyn FnMut() -> bool) -> 
     if !touched && nfc {
         return Cow::Borrowed(text);
     }
+    // One pass, the input's characters streamed through NFC: the text is held
+    // twice at most (input and output), never three times.
     let mut check = Checker::new(check.progress);
-    let mut kept = String::with_capacity(text.len());
-    for (i, c) in text.char_indices() {
-        if !check.at(i) {
-            return Cow::Owned(kept);
+    let mut chars = text.chars();
+    let mut expanded: Vec<char> = Vec::new();
+    let kept = std::iter::from_fn(|| loop {
+        if let Some(c) = expanded.pop() {
+            return Some(c);
         }
+        let c = chars.next()?;
         if ignorable(c) {
             continue;
         }
         if compatibility_letter(c) {
-            kept.extend(std::iter::once(c).nfkc());
-        } else {
-            kept.push(c);
+            expanded.extend(std::iter::once(c).nfkc());
+            expanded.reverse();
+            continue;
         }
-    }
-    let mut check = Checker::new(check.progress);
-    let mut out = String::with_capacity(kept.len());
+        return Some(c);
+    });
+    let mut out = String::with_capacity(text.len());
     let mut after_cyrillic = false;
     for c in kept.nfc() {
         if !check.at(out.len()) {
@@ -240,6 +244,26 @@ mod tests {
         for t in ["Курс доллара — 92 «рубля»…", "café №5 😀", "", "abc"]
         {
             assert!(matches!(visible(t, &mut || true), Cow::Borrowed(_)), "{t}");
+        }
+    }
+
+    #[test]
+    fn long_texts_check_progress_and_stop() {
+        let per = super::super::MARKUP_BYTES_PER_CHECK;
+        for unit in ["слово\u{200E} ", "слово\u{306} ", "слово "] {
+            let text = unit.repeat(3 * per / unit.len());
+            let mut calls = 0;
+            let _ = visible(&text, &mut || {
+                calls += 1;
+                true
+            });
+            assert!(calls >= 2, "{unit:?}: {calls} checks");
+            let mut calls = 0;
+            let _ = visible(&text, &mut || {
+                calls += 1;
+                false
+            });
+            assert_eq!(calls, 1, "{unit:?}: stops at the first refusal");
         }
     }
 
