@@ -70,6 +70,72 @@ fn is_cyrillic(c: char) -> bool {
     matches!(c, '\u{400}'..='\u{52F}')
 }
 
+/// The script most of a text's letters are in: at least two thirds of its
+/// Cyrillic and Latin letters that have no look-alike in the other script.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) enum Majority {
+    Cyrillic,
+    Latin,
+    /// No letters, or neither script has two thirds of them.
+    #[default]
+    Neither,
+}
+
+/// Counts a text's Cyrillic and Latin letters that have no look-alike in the
+/// other script (`д`, `и`, `я`; `d`, `n`, `s`): look-alikes slipped into a text
+/// must not decide which script it is in.
+#[derive(Default)]
+struct Letters {
+    cyrillic: usize,
+    latin: usize,
+}
+
+impl Letters {
+    fn add(&mut self, c: char) {
+        if c.is_ascii_alphabetic() {
+            if to_cyrillic(c.to_ascii_lowercase()).is_none() {
+                self.latin += 1;
+            }
+        } else if is_cyrillic(c) {
+            let lower = c.to_lowercase().next().unwrap_or(c);
+            if to_latin(lower).is_none() {
+                self.cyrillic += 1;
+            }
+        }
+    }
+
+    fn majority(&self) -> Majority {
+        if self.cyrillic > 0 && self.cyrillic >= 2 * self.latin {
+            Majority::Cyrillic
+        } else if self.latin > 0 && self.latin >= 2 * self.cyrillic {
+            Majority::Latin
+        } else {
+            Majority::Neither
+        }
+    }
+}
+
+/// The majority script of a visible text's letters, leaving out links and
+/// addresses (whitespace-separated runs holding `://`, `www.` or `@`), whose
+/// Latin letters say nothing of the language. Calls `progress` as [`visible`] does
+/// (`Neither` after a stop).
+pub(crate) fn majority(text: &str, progress: &mut dyn FnMut() -> bool) -> Majority {
+    let mut check = Checker::new(progress);
+    let mut letters = Letters::default();
+    let mut at = 0;
+    for run in text.split_whitespace() {
+        at += run.len();
+        if !check.at(at) {
+            return Majority::Neither;
+        }
+        if run.contains("://") || run.contains("www.") || run.contains('@') {
+            continue;
+        }
+        run.chars().for_each(|c| letters.add(c));
+    }
+    letters.majority()
+}
+
 /// `text` with the folds above applied, borrowed when none changes anything.
 /// Calls `progress` about once per [`super::MARKUP_BYTES_PER_CHECK`] bytes of each
 /// pass and stops early (with some text) when it returns false: the caller, who
@@ -85,7 +151,7 @@ pub(crate) fn visible<'t>(text: &'t str, progress: &mut dyn FnMut() -> bool) -> 
         if settled(c) {
             continue;
         }
-        if ignorable(c) || compatibility_letter(c) || matches!(c, '\u{300}' | '\u{301}') {
+        if ignorable(c) || compatibility_letter(c) || matches!(c, '\u{300}' | '\u{301}' | KEYCAP) {
             touched = true;
             break;
         }
@@ -130,10 +196,15 @@ pub(crate) fn visible<'t>(text: &'t str, progress: &mut dyn FnMut() -> bool) -> 
             continue;
         }
         after_cyrillic = is_cyrillic(c);
-        out.push(c);
+        // A keycap ("1️⃣Итоги") is a digit in a box, not part of the next word.
+        out.push(if c == KEYCAP { ' ' } else { c });
     }
     Cow::Owned(out)
 }
+
+/// COMBINING ENCLOSING KEYCAP: word segmentation joins "1\u{20E3}Итоги" into one
+/// word; it becomes a space.
+const KEYCAP: char = '\u{20E3}';
 
 /// Calls a progress callback once per [`super::MARKUP_BYTES_PER_CHECK`] bytes of
 /// a pass; remembers a stop.
@@ -180,6 +251,10 @@ const PAIRS: [(char, char); 12] = [
 ];
 
 fn to_cyrillic(c: char) -> Option<char> {
+    if c == 'ë' {
+        // Latin-1's e with diaeresis in a Cyrillic word is its ё (folded to е).
+        return Some('е');
+    }
     PAIRS.iter().find(|p| p.0 == c).map(|p| p.1)
 }
 
@@ -187,20 +262,73 @@ fn to_latin(c: char) -> Option<char> {
     PAIRS.iter().find(|p| p.1 == c).map(|p| p.0)
 }
 
-/// Rewrites the lower-cased word `w` in one script when it mixes Cyrillic and
-/// Latin letters and the letters of one of them all look like letters of the
-/// other: into Cyrillic when its Latin letters allow it and are not the
-/// majority (or its Cyrillic ones do not allow the other way), else into Latin
-/// when its Cyrillic letters allow it. A word whose letters of both scripts
-/// include one without a look-alike (`яndex`, `макsим`) is left as it is.
+/// Latin letters that look like Cyrillic ones as they are written (`o`, `C`,
+/// `H`; not `h`, which looks like no Cyrillic letter), and the other way round.
+fn looks_cyrillic(c: char) -> bool {
+    matches!(
+        c,
+        'a' | 'c'
+            | 'e'
+            | 'o'
+            | 'p'
+            | 'x'
+            | 'y'
+            | 'A'
+            | 'B'
+            | 'C'
+            | 'E'
+            | 'H'
+            | 'K'
+            | 'M'
+            | 'O'
+            | 'P'
+            | 'T'
+            | 'X'
+            | 'Y'
+    )
+}
+
+fn looks_latin(c: char) -> bool {
+    matches!(
+        c,
+        'а' | 'с'
+            | 'е'
+            | 'о'
+            | 'р'
+            | 'х'
+            | 'у'
+            | 'А'
+            | 'В'
+            | 'С'
+            | 'Е'
+            | 'Н'
+            | 'К'
+            | 'М'
+            | 'О'
+            | 'Р'
+            | 'Т'
+            | 'Х'
+            | 'У'
+    )
+}
+
+/// Rewrites the lower-cased word `w` (written `raw` in the text) in one script:
+///
+/// - a word that mixes Cyrillic and Latin letters, when the letters of one script
+///   all have a look-alike in the other: into the script whose letters do not all
+///   have one, or, when both ways are possible, into the text's `majority` script
+///   (else the word's own majority; Cyrillic on a tie). A word whose letters of
+///   both scripts include one without a look-alike (`яndex`, `макsим`) is left as
+///   it is;
+/// - a word wholly in the script that is not the text's majority, every letter of
+///   which looks like a letter of the majority's script as written (`OC` or `cop`
+///   in Russian text, a Cyrillic `а` in English text): into the majority's script.
+///
 /// Returns `None` when nothing changes.
-pub(crate) fn homoglyphs(w: &str) -> Option<String> {
-    if w.is_ascii() {
-        return None;
-    }
+pub(crate) fn homoglyphs(w: &str, raw: &str, majority: Majority) -> Option<String> {
     let (mut lat, mut cyr, mut lat_ok, mut cyr_ok) = (0usize, 0usize, true, true);
     for c in w.chars() {
-        if c.is_ascii_alphabetic() {
+        if c.is_ascii_alphabetic() || c == 'ë' {
             lat += 1;
             lat_ok &= to_cyrillic(c).is_some();
         } else if is_cyrillic(c) {
@@ -212,15 +340,44 @@ pub(crate) fn homoglyphs(w: &str) -> Option<String> {
             lat_ok = false;
         }
     }
-    if lat == 0 || cyr == 0 {
-        return None;
-    }
-    if lat_ok && (lat <= cyr || !cyr_ok) {
+    let into_cyrillic = match (lat, cyr) {
+        (0, 0) => return None,
+        (_, 0) => {
+            if majority == Majority::Cyrillic
+                && raw
+                    .chars()
+                    .filter(|c| c.is_alphabetic())
+                    .all(looks_cyrillic)
+            {
+                true
+            } else {
+                return None;
+            }
+        }
+        (0, _) => {
+            if majority == Majority::Latin
+                && raw.chars().filter(|c| c.is_alphabetic()).all(looks_latin)
+            {
+                false
+            } else {
+                return None;
+            }
+        }
+        _ => match (lat_ok, cyr_ok) {
+            (true, false) => true,
+            (false, true) => false,
+            (false, false) => return None,
+            (true, true) => match majority {
+                Majority::Cyrillic => true,
+                Majority::Latin => false,
+                Majority::Neither => lat <= cyr,
+            },
+        },
+    };
+    if into_cyrillic {
         Some(w.chars().map(|c| to_cyrillic(c).unwrap_or(c)).collect())
-    } else if cyr_ok {
-        Some(w.chars().map(|c| to_latin(c).unwrap_or(c)).collect())
     } else {
-        None
+        Some(w.chars().map(|c| to_latin(c).unwrap_or(c)).collect())
     }
 }
 
@@ -269,29 +426,63 @@ mod tests {
 
     #[test]
     fn look_alikes_take_the_words_script() {
-        let f = |w: &str| homoglyphs(w).unwrap_or_else(|| w.to_string());
-        // Latin letters in Cyrillic words.
-        assert_eq!(f("дeнь"), "день");
-        assert_eq!(f("пpaздник"), "праздник");
-        assert_eq!(f("cша"), "сша");
-        assert_eq!(f("oт"), "от");
-        assert_eq!(f("tб"), "тб");
-        // Cyrillic letters in Latin words.
-        assert_eq!(f("wildberriеs"), "wildberries");
-        assert_eq!(f("сybertruck"), "cybertruck");
-        assert_eq!(f("вмw"), "bmw");
-        assert_eq!(f("codecheсker"), "codechecker");
-        // The majority decides when both ways are possible.
-        assert_eq!(f("сopy"), "copy");
-        assert_eq!(f("kokос"), "kokoc");
-        // No look-alike on either side: left alone.
-        assert_eq!(homoglyphs("яndex"), None);
-        assert_eq!(homoglyphs("макsим"), None);
-        assert_eq!(homoglyphs("супремitизм"), None);
-        assert_eq!(homoglyphs("cafés"), None);
-        // One script: nothing to do.
-        assert_eq!(homoglyphs("день"), None);
-        assert_eq!(homoglyphs("copy"), None);
-        assert_eq!(homoglyphs("ёж"), None);
+        use Majority::{Cyrillic, Latin, Neither};
+        // `raw` as written, `w` lower-cased (as `push_normalized` passes it).
+        let f = |raw: &str, m: Majority| {
+            let w = raw.to_lowercase();
+            homoglyphs(&w, raw, m).unwrap_or(w)
+        };
+        // Latin letters in Cyrillic words, whatever the text.
+        for m in [Cyrillic, Latin, Neither] {
+            assert_eq!(f("Дeнь", m), "день");
+            assert_eq!(f("Пpaздник", m), "праздник");
+            assert_eq!(f("CША", m), "сша");
+            assert_eq!(f("Tб", m), "тб");
+            assert_eq!(f("разомнëт", m), "разомнет");
+            // Cyrillic letters in Latin words.
+            assert_eq!(f("Wildberriеs", m), "wildberries");
+            assert_eq!(f("Сybertruck", m), "cybertruck");
+            assert_eq!(f("ВМW", m), "bmw");
+            // No look-alike on either side: left alone.
+            assert_eq!(homoglyphs("яndex", "Яndex", m), None);
+            assert_eq!(homoglyphs("макsим", "МакSим", m), None);
+            assert_eq!(homoglyphs("cafés", "cafés", m), None);
+        }
+        // Both ways possible: the text's script decides, else the word's majority.
+        assert_eq!(f("Mocквa", Cyrillic), "москва");
+        assert_eq!(f("Mocквa", Latin), "mockba");
+        assert_eq!(f("сopy", Neither), "copy");
+        assert_eq!(f("oт", Neither), "от");
+        // Whole words in look-alikes of the text's script.
+        assert_eq!(f("OC", Cyrillic), "ос");
+        assert_eq!(f("cop", Cyrillic), "сор");
+        assert_eq!(f("а", Latin), "a");
+        assert_eq!(f("Тhе", Latin), "the");
+        assert_eq!(homoglyphs("oc", "OC", Latin), None);
+        assert_eq!(homoglyphs("oc", "OC", Neither), None);
+        // Not every letter a look-alike as written (h, t, m are not): kept.
+        assert_eq!(homoglyphs("the", "the", Cyrillic), None);
+        assert_eq!(homoglyphs("тема", "тема", Latin), None);
+        // One script, the text's: nothing to do.
+        assert_eq!(homoglyphs("день", "день", Cyrillic), None);
+        assert_eq!(homoglyphs("copy", "copy", Latin), None);
+    }
+
+    #[test]
+    fn the_majority_leaves_links_out() {
+        let m = |t: &str| majority(t, &mut || true);
+        assert_eq!(
+            m("Курс доллара вырос https://example.com/very/long/path/about/dollars"),
+            Majority::Cyrillic
+        );
+        assert_eq!(
+            m("Курс доллара CEO and CFO of the company said"),
+            Majority::Latin
+        );
+        assert_eq!(m("Курс доллара, said the CEO"), Majority::Neither);
+        // Look-alikes slipped in do not count.
+        assert_eq!(m("Kypc дoллapa вырoc"), Majority::Cyrillic);
+        assert_eq!(m("The rate rose, said Иванов"), Majority::Latin);
+        assert_eq!(m("42 + 7"), Majority::Neither);
     }
 }

@@ -81,6 +81,8 @@ pub struct AnalyzeOptions {
 /// Visible text of a body plus the counts markup removal made.
 struct Visible<'a> {
     text: Cow<'a, str>,
+    /// The script of most of its letters, which look-alike words are read in.
+    majority: fold::Majority,
     images: u32,
     links: u32,
 }
@@ -130,12 +132,14 @@ fn visible_checked<'t, E>(
             (Cow::Borrowed(_), n) => (Cow::Owned(s), n),
         },
     };
+    let majority = fold::majority(&text, &mut progress);
     if let Some(e) = stopped {
         return Err(e);
     }
     pacer.now()?;
     Ok(Visible {
         text,
+        majority,
         images: h.images,
         links: h.links.saturating_add(md_links),
     })
@@ -211,7 +215,7 @@ pub fn tokens_checked<E>(
 ) -> std::result::Result<Vec<String>, E> {
     let mut pacer = Pacer::new(check, WORDS_PER_CHECK);
     let vis = visible_checked(text, &mut pacer)?;
-    let mut stems = Stems::new(opts);
+    let mut stems = Stems::new(opts, vis.majority);
     let mut ids = Vec::new();
     walk(&vis.text, &mut stems, &mut pacer, |_, e| {
         if let Event::Token(t) = e {
@@ -230,7 +234,8 @@ pub fn tokens_checked<E>(
 /// punctuation and whitespace do not matter; words are not stemmed and stop words
 /// and numbers are kept. 0 for a text without words.
 pub fn fingerprint(text: &str) -> u128 {
-    fingerprint::of_visible(&visible(text).text)
+    let vis = visible(text);
+    fingerprint::of_visible(&vis.text, vis.majority)
 }
 
 /// [`fingerprint`], calling `check` as the module doc says; stops at its first
@@ -241,7 +246,7 @@ pub fn fingerprint_checked<E>(
 ) -> std::result::Result<u128, E> {
     let mut pacer = Pacer::new(check, WORDS_PER_CHECK);
     let vis = visible_checked(text, &mut pacer)?;
-    fingerprint::of_visible_checked(&vis.text, &mut pacer)
+    fingerprint::of_visible_checked(&vis.text, vis.majority, &mut pacer)
 }
 
 /// Numbers of `text` (after markup removal), normalised, in text order; see
@@ -280,7 +285,7 @@ fn title_terms<E>(
     pacer: &mut Pacer<'_, '_, E>,
 ) -> std::result::Result<Vec<TermFreq>, E> {
     let vis = visible_checked(title, pacer)?;
-    let mut stems = Stems::new(opts);
+    let mut stems = Stems::new(opts, vis.majority);
     let mut counts: Vec<u32> = Vec::new();
     walk(&vis.text, &mut stems, pacer, |_, e| {
         if let Event::Token(words::Token {
@@ -329,7 +334,7 @@ pub fn analyze_checked<E>(
     let vis = visible_checked(body, &mut pacer)?;
     let text: &str = &vis.text;
 
-    let mut stems = Stems::for_text(opts, text.len());
+    let mut stems = Stems::for_text(opts, text.len(), vis.majority);
     let mut counts: Vec<u32> = Vec::new();
     let mut words: u32 = 0;
     let mut sentences = Vec::new();

@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
+use super::fold::Majority;
 use super::stopwords::is_stop_word;
 use super::{AnalyzeOptions, Lang};
 use crate::document::{Term, MAX_TERM_BYTES};
@@ -17,21 +18,25 @@ use crate::document::{Term, MAX_TERM_BYTES};
 /// `ё` folded to `е`, `’`/`ʼ`/`‘` folded to `'`, soft hyphens, zero-width
 /// spaces/joiners and BOMs removed (HTML often carries `&shy;` inside words), and
 /// a word mixing Cyrillic and Latin look-alikes written in one script.
-pub(crate) fn normalize_into(word: &str, out: &mut String) {
+pub(crate) fn normalize_into(word: &str, majority: Majority, out: &mut String) {
     out.clear();
-    push_normalized(word, out);
+    push_normalized(word, majority, out);
 }
 
 /// Appends the normalised form of `word` to `out` (see [`normalize_into`]): once
-/// lower-cased, a word that mixes scripts is put in one ([`super::fold`]).
-fn push_normalized(word: &str, out: &mut String) {
-    if word.is_ascii() {
+/// lower-cased, a word that mixes scripts, or is written in look-alikes of the
+/// text's `majority` script, is put in one ([`super::fold::homoglyphs`]).
+fn push_normalized(word: &str, majority: Majority, out: &mut String) {
+    if word.is_ascii() && majority != Majority::Cyrillic {
         push_lowered(word, out);
         return;
     }
     let start = out.len();
     push_lowered(word, out);
-    if let Some(w) = out.get(start..).and_then(super::fold::homoglyphs) {
+    if let Some(w) = out
+        .get(start..)
+        .and_then(|w| super::fold::homoglyphs(w, word, majority))
+    {
         out.truncate(start);
         out.push_str(&w);
     }
@@ -241,6 +246,8 @@ pub(crate) struct Token {
 /// current figure on synthetic text.
 pub(crate) struct Stems<'t> {
     opts: AnalyzeOptions,
+    /// The analysed text's majority script, which look-alike words are read in.
+    majority: Majority,
     cache: FastMap<&'t str, Token>,
     ids: FastMap<Term, u32>,
     /// Distinct stems, indexed by id (ids are given in order of first appearance).
@@ -251,16 +258,17 @@ pub(crate) struct Stems<'t> {
 }
 
 impl<'t> Stems<'t> {
-    pub(crate) fn new(opts: &AnalyzeOptions) -> Self {
-        Self::for_text(opts, 0)
+    pub(crate) fn new(opts: &AnalyzeOptions, majority: Majority) -> Self {
+        Self::for_text(opts, 0, majority)
     }
 
     /// Sized for a text of `bytes` bytes (about one distinct token per 12 bytes of
     /// news prose), so that the maps are not grown and rehashed token by token.
-    pub(crate) fn for_text(opts: &AnalyzeOptions, bytes: usize) -> Self {
+    pub(crate) fn for_text(opts: &AnalyzeOptions, bytes: usize, majority: Majority) -> Self {
         let n = (bytes / 12).min(1 << 16);
         Stems {
             opts: *opts,
+            majority,
             cache: FastMap::with_capacity_and_hasher(n, Default::default()),
             ids: FastMap::with_capacity_and_hasher(n, Default::default()),
             stems: Vec::with_capacity(n),
@@ -297,7 +305,7 @@ impl<'t> Stems<'t> {
 
     fn compute(&mut self, raw: &str) -> Token {
         let start = self.norm_buf.len();
-        push_normalized(raw, &mut self.norm_buf);
+        push_normalized(raw, self.majority, &mut self.norm_buf);
         let outcome = match known(&self.opts, raw, self.norm_buf.get(start..).unwrap_or("")) {
             Known::NotWord => Outcome::NotWord,
             Known::Dropped => Outcome::Dropped,
@@ -329,7 +337,7 @@ mod tests {
 
     fn norm(s: &str) -> String {
         let mut o = String::new();
-        normalize_into(s, &mut o);
+        normalize_into(s, Majority::Neither, &mut o);
         o
     }
 
@@ -391,13 +399,13 @@ mod tests {
             min_word_length: 8,
         };
         for _ in 0..2 {
-            let mut a = Stems::new(&auto);
+            let mut a = Stems::new(&auto, Majority::Neither);
             assert!(matches!(a.token("Книгами").outcome, Outcome::Kept(_)));
             assert_eq!(a.stems, vec![Term::from("книг")]);
-            let mut s = Stems::new(&simple);
+            let mut s = Stems::new(&simple, Majority::Neither);
             s.token("Книгами");
             assert_eq!(s.stems, vec![Term::from("книгами")]);
-            let mut l = Stems::new(&long);
+            let mut l = Stems::new(&long, Majority::Neither);
             assert_eq!(l.token("Книгами").outcome, Outcome::Dropped);
             assert_eq!(l.token("2024").outcome, Outcome::NotWord);
         }
@@ -409,7 +417,7 @@ mod tests {
             lang: Lang::Auto,
             min_word_length: 3,
         };
-        let mut st = Stems::new(&opts);
+        let mut st = Stems::new(&opts, Majority::Neither);
         let a = st.token("Книги");
         let b = st.token("книгами");
         assert_eq!(a.outcome, b.outcome);
