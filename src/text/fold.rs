@@ -320,9 +320,12 @@ fn looks_latin(c: char) -> bool {
 ///   (else the word's own majority; Cyrillic on a tie). A word whose letters of
 ///   both scripts include one without a look-alike (`яndex`, `макsим`) is left as
 ///   it is;
-/// - a word wholly in the script that is not the text's majority, every letter of
-///   which looks like a letter of the majority's script as written (`OC` or `cop`
-///   in Russian text, a Cyrillic `а` in English text): into the majority's script.
+/// - a word of one letter and no digit in the script that is not the text's
+///   majority, which looks like a letter of the majority's script as written (a
+///   Latin `a`, `c`, `o` or `y` in Russian text, a Cyrillic `а` in English text):
+///   into the majority's script (`x86`, `A320`, `13900K` stay: codes). Longer words wholly in the other script are left as they
+///   are: in Russian text they are nearly always real Latin words (`PHP`, `HTTP`,
+///   `CEO`, `max`), which a fold would turn into Cyrillic nonsense.
 ///
 /// Returns `None` when nothing changes.
 pub(crate) fn homoglyphs(w: &str, raw: &str, majority: Majority) -> Option<String> {
@@ -342,8 +345,9 @@ pub(crate) fn homoglyphs(w: &str, raw: &str, majority: Majority) -> Option<Strin
     }
     let into_cyrillic = match (lat, cyr) {
         (0, 0) => return None,
-        (_, 0) => {
+        (1, 0) => {
             if majority == Majority::Cyrillic
+                && !raw.chars().any(|c| c.is_ascii_digit())
                 && raw
                     .chars()
                     .filter(|c| c.is_alphabetic())
@@ -354,8 +358,9 @@ pub(crate) fn homoglyphs(w: &str, raw: &str, majority: Majority) -> Option<Strin
                 return None;
             }
         }
-        (0, _) => {
+        (0, 1) => {
             if majority == Majority::Latin
+                && !raw.chars().any(|c| c.is_ascii_digit())
                 && raw.chars().filter(|c| c.is_alphabetic()).all(looks_latin)
             {
                 false
@@ -363,6 +368,7 @@ pub(crate) fn homoglyphs(w: &str, raw: &str, majority: Majority) -> Option<Strin
                 return None;
             }
         }
+        (_, 0) | (0, _) => return None,
         _ => match (lat_ok, cyr_ok) {
             (true, false) => true,
             (false, true) => false,
@@ -448,20 +454,30 @@ mod tests {
             assert_eq!(homoglyphs("макsим", "МакSим", m), None);
             assert_eq!(homoglyphs("cafés", "cafés", m), None);
         }
-        // Both ways possible: the text's script decides, else the word's majority.
+        // Both ways possible: the text's script decides, else the word's majority
+        // (Cyrillic on a tie). A Russian word with most of its letters swapped
+        // ("нac", "Mocквa") is the commoner case than a Latin word made only of
+        // look-alikes with one Cyrillic slip ("сopy", which a Russian text then
+        // reads as "сору").
         assert_eq!(f("Mocквa", Cyrillic), "москва");
+        assert_eq!(f("нac", Cyrillic), "нас");
+        assert_eq!(f("сopy", Cyrillic), "сору");
         assert_eq!(f("Mocквa", Latin), "mockba");
         assert_eq!(f("сopy", Neither), "copy");
         assert_eq!(f("oт", Neither), "от");
-        // Whole words in look-alikes of the text's script.
-        assert_eq!(f("OC", Cyrillic), "ос");
-        assert_eq!(f("cop", Cyrillic), "сор");
+        // One-letter words in look-alikes of the text's script.
+        assert_eq!(f("a", Cyrillic), "а");
+        assert_eq!(f("C", Cyrillic), "с");
         assert_eq!(f("а", Latin), "a");
         assert_eq!(f("Тhе", Latin), "the");
-        assert_eq!(homoglyphs("oc", "OC", Latin), None);
-        assert_eq!(homoglyphs("oc", "OC", Neither), None);
-        // Not every letter a look-alike as written (h, t, m are not): kept.
-        assert_eq!(homoglyphs("the", "the", Cyrillic), None);
+        assert_eq!(homoglyphs("a", "a", Latin), None);
+        assert_eq!(homoglyphs("a", "a", Neither), None);
+        // Not a look-alike as written (t, h, m are not), or longer: kept.
+        assert_eq!(homoglyphs("t", "t", Cyrillic), None);
+        assert_eq!(homoglyphs("x86", "x86", Cyrillic), None);
+        assert_eq!(homoglyphs("13900k", "13900K", Cyrillic), None);
+        assert_eq!(homoglyphs("php", "PHP", Cyrillic), None);
+        assert_eq!(homoglyphs("oc", "OC", Cyrillic), None);
         assert_eq!(homoglyphs("тема", "тема", Latin), None);
         // One script, the text's: nothing to do.
         assert_eq!(homoglyphs("день", "день", Cyrillic), None);
