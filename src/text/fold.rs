@@ -93,12 +93,21 @@ struct Letters {
 impl Letters {
     fn add(&mut self, c: char) {
         if c.is_ascii_alphabetic() {
-            if to_cyrillic(c.to_ascii_lowercase()).is_none() {
+            if !matches!(
+                c.to_ascii_lowercase(),
+                'a' | 'b' | 'c' | 'e' | 'h' | 'k' | 'm' | 'o' | 'p' | 't' | 'x' | 'y'
+            ) {
                 self.latin += 1;
             }
         } else if is_cyrillic(c) {
-            let lower = c.to_lowercase().next().unwrap_or(c);
-            if to_latin(lower).is_none() {
+            let lower = match c {
+                'А'..='Я' => char::from_u32(c as u32 + 0x20).unwrap_or(c),
+                _ => c,
+            };
+            if !matches!(
+                lower,
+                'а' | 'в' | 'с' | 'е' | 'н' | 'к' | 'м' | 'о' | 'р' | 'т' | 'х' | 'у'
+            ) {
                 self.cyrillic += 1;
             }
         }
@@ -116,24 +125,47 @@ impl Letters {
 }
 
 /// The majority script of a visible text's letters, leaving out links and
-/// addresses (whitespace-separated runs holding `://`, `www.` or `@`), whose
+/// addresses (whitespace-separated runs holding `//`, `@` or opening with `www.`), whose
 /// Latin letters say nothing of the language. Calls `progress` as [`visible`] does
 /// (`Neither` after a stop).
 pub(crate) fn majority(text: &str, progress: &mut dyn FnMut() -> bool) -> Majority {
     let mut check = Checker::new(progress);
-    let mut letters = Letters::default();
-    let mut at = 0;
-    for run in text.split_whitespace() {
-        at += run.len();
-        if !check.at(at) {
+    let mut total = Letters::default();
+    // The current whitespace-separated run: its letters, whether it is a link.
+    let mut run = Letters::default();
+    let (mut link, mut prev, mut run_chars) = (false, ' ', 0usize);
+    for (i, c) in text.char_indices() {
+        if !check.at(i) {
             return Majority::Neither;
         }
-        if run.contains("://") || run.contains("www.") || run.contains('@') {
+        if c.is_whitespace() {
+            if !link {
+                total.cyrillic += run.cyrillic;
+                total.latin += run.latin;
+            }
+            run = Letters::default();
+            (link, prev, run_chars) = (false, c, 0);
             continue;
         }
-        run.chars().for_each(|c| letters.add(c));
+        if c == '@'
+            || (c == '/' && prev == '/')
+            || (c == '.'
+                && run_chars == 3
+                && text
+                    .get(i.saturating_sub(3)..i)
+                    .is_some_and(|w| w.eq_ignore_ascii_case("www")))
+        {
+            link = true;
+        }
+        run.add(c);
+        prev = c;
+        run_chars += 1;
     }
-    letters.majority()
+    if !link {
+        total.cyrillic += run.cyrillic;
+        total.latin += run.latin;
+    }
+    total.majority()
 }
 
 /// `text` with the folds above applied, borrowed when none changes anything.
@@ -329,6 +361,19 @@ fn looks_latin(c: char) -> bool {
 ///
 /// Returns `None` when nothing changes.
 pub(crate) fn homoglyphs(w: &str, raw: &str, majority: Majority) -> Option<String> {
+    // Nearly every word is of one script and longer than a letter: told apart
+    // without the look-alike tables.
+    let (mut lat, mut cyr) = (0usize, 0usize);
+    for c in w.chars() {
+        if c.is_ascii_alphabetic() || ('\u{C0}'..'\u{250}').contains(&c) {
+            lat += 1;
+        } else if is_cyrillic(c) {
+            cyr += 1;
+        }
+    }
+    if (lat == 0 || cyr == 0) && lat + cyr != 1 {
+        return None;
+    }
     let (mut lat, mut cyr, mut lat_ok, mut cyr_ok) = (0usize, 0usize, true, true);
     for c in w.chars() {
         if c.is_ascii_alphabetic() || c == 'ë' {
@@ -500,5 +545,10 @@ mod tests {
         assert_eq!(m("Kypc дoллapa вырoc"), Majority::Cyrillic);
         assert_eq!(m("The rate rose, said Иванов"), Majority::Latin);
         assert_eq!(m("42 + 7"), Majority::Neither);
+        assert_eq!(
+            m("Цена www.example.com/dollars/today/rate"),
+            Majority::Cyrillic
+        );
+        assert_eq!(m("Цена mail@example.com-dollars-today"), Majority::Cyrillic);
     }
 }
