@@ -1702,6 +1702,17 @@ REVOKE EXECUTE ON FUNCTION dedup._recheck_partition(oid, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION dedup._candidate_counts() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION dedup._leaves_searched() FROM PUBLIC;
 
+-- DDL runs in a session under session_replication_role = replica all the same (a
+-- bulk loader's, a migration tool's): the event triggers keep the registrations in
+-- step with the tables there too (a table dropped in such a session had left a
+-- registration no function could remove).
+ALTER EVENT TRIGGER dedup_partition_dropping ENABLE ALWAYS;
+ALTER EVENT TRIGGER dedup_partitions_changed ENABLE ALWAYS;
+ALTER EVENT TRIGGER dedup_unsupported_ddl ENABLE ALWAYS;
+ALTER EVENT TRIGGER dedup_forget_dropped ENABLE ALWAYS;
+ALTER EVENT TRIGGER dedup_columns_renamed ENABLE ALWAYS;
+ALTER EVENT TRIGGER dedup_key_type_changed ENABLE ALWAYS;
+
 -- What each event trigger is for (its function's comment says how).
 COMMENT ON EVENT TRIGGER dedup_partition_dropping IS
     'pg_dedup: a partition of an enabled table that is dropped takes its documents out of the statistics first; partition DDL takes the statistics lock first';

@@ -11,8 +11,10 @@
 //!   not NFKC as a whole, which would also read `м²` as `м2` and `№` as `No`);
 //! - the text is put in **NFC**: a decomposed `й` (`и` + U+0306, as PDF
 //!   extraction and macOS write it) is `й`;
-//! - **stress marks** (U+0300, U+0301) after a Cyrillic letter are removed
-//!   (`сто́ит` is `стоит`).
+//! - **combining marks that NFC leaves on a Latin or Cyrillic letter** are removed:
+//!   stress marks (`сто́ит` is `стоит`), the strike-through and underline of
+//!   "fancy text" (`s̶t̶r̶i̶k̶e̶`), stacked marks; and past 30 marks on one character
+//!   (UAX #15's stream-safe limit) any further ones are dropped before NFC.
 //!
 //! Over each lower-cased word ([`homoglyphs`]): **look-alike letters of the other
 //! script**. A Cyrillic word typed with Latin `o`, `p`, `e`, `c` … (`Дeнь`,
@@ -55,7 +57,34 @@ fn ignorable(c: char) -> bool {
 /// Letters and digits shown as other letters and digits: full-width ASCII, the
 /// mathematical alphanumerics, the Latin ligatures.
 fn compatibility_letter(c: char) -> bool {
-    matches!(c, '\u{FF01}'..='\u{FF5E}' | '\u{1D400}'..='\u{1D7FF}' | '\u{FB00}'..='\u{FB06}')
+    matches!(
+        c,
+        '\u{FF01}'..='\u{FF5E}'
+            | '\u{1D400}'..='\u{1D7FF}'
+            | '\u{FB00}'..='\u{FB06}'
+            // The letters fancy alphabets take from Letterlike Symbols (italic ℎ,
+            // script ℯ ℴ, double-struck ℂ ℝ, fraktur ℭ ℜ), not ℹ (an emoji there).
+            | '\u{2102}'
+            | '\u{210A}'..='\u{210E}'
+            | '\u{2110}'..='\u{2113}'
+            | '\u{2115}'
+            | '\u{2119}'..='\u{211D}'
+            | '\u{2124}'
+            | '\u{2128}'
+            | '\u{212C}'..='\u{212D}'
+            | '\u{212F}'..='\u{2131}'
+            | '\u{2133}'..='\u{2134}'
+            | '\u{2145}'..='\u{2149}'
+    )
+}
+
+/// Combining marks kept on one base character before the rest are dropped: the
+/// stream-safe limit of UAX #15, so NFC never holds more than a few characters
+/// (a text of one letter and millions of marks would make it buffer them all).
+const MAX_MARKS: usize = 30;
+
+fn is_letter_base(c: char) -> bool {
+    c.is_ascii_alphabetic() || ('\u{C0}'..'\u{250}').contains(&c) || is_cyrillic(c)
 }
 
 /// Characters no fold of [`visible`] touches and that need no NFC table lookup
@@ -183,7 +212,7 @@ pub(crate) fn visible<'t>(text: &'t str, progress: &mut dyn FnMut() -> bool) -> 
         if settled(c) {
             continue;
         }
-        if ignorable(c) || compatibility_letter(c) || matches!(c, '\u{300}' | '\u{301}' | KEYCAP) {
+        if ignorable(c) || compatibility_letter(c) || c == KEYCAP {
             touched = true;
             break;
         }
@@ -199,17 +228,31 @@ pub(crate) fn visible<'t>(text: &'t str, progress: &mut dyn FnMut() -> bool) -> 
         return Cow::Borrowed(text);
     }
     // One pass, the input's characters streamed through NFC: the text is held
-    // twice at most (input and output), never three times.
+    // twice at most (input and output), never three times. The check runs on the
+    // input, which a run of dropped characters consumes without output.
     let mut check = Checker::new(check.progress);
     let mut chars = text.chars();
     let mut expanded: Vec<char> = Vec::new();
+    let (mut read, mut marks) = (0usize, 0usize);
     let kept = std::iter::from_fn(|| loop {
         if let Some(c) = expanded.pop() {
             return Some(c);
         }
         let c = chars.next()?;
+        read += c.len_utf8();
+        if !check.at(read) {
+            return None;
+        }
         if ignorable(c) {
             continue;
+        }
+        if canonical_combining_class(c) != 0 {
+            marks += 1;
+            if marks > MAX_MARKS {
+                continue;
+            }
+        } else {
+            marks = 0;
         }
         if compatibility_letter(c) {
             expanded.extend(std::iter::once(c).nfkc());
@@ -219,15 +262,17 @@ pub(crate) fn visible<'t>(text: &'t str, progress: &mut dyn FnMut() -> bool) -> 
         return Some(c);
     });
     let mut out = String::with_capacity(text.len());
-    let mut after_cyrillic = false;
+    // Marks NFC left on a Latin or Cyrillic letter (stress marks, strike-through
+    // and underline of "fancy text", stacked marks) are not part of the word.
+    let mut on_letter = false;
     for c in kept.nfc() {
-        if !check.at(out.len()) {
-            break;
+        if canonical_combining_class(c) != 0 {
+            if on_letter {
+                continue;
+            }
+        } else {
+            on_letter = is_letter_base(c);
         }
-        if after_cyrillic && matches!(c, '\u{300}' | '\u{301}') {
-            continue;
-        }
-        after_cyrillic = is_cyrillic(c);
         // A keycap ("1️⃣Итоги") is a digit in a box, not part of the next word.
         out.push(if c == KEYCAP { ' ' } else { c });
     }
@@ -445,6 +490,19 @@ mod tests {
         assert_eq!(f("ﬁnal"), "final");
         assert_eq!(f("Ку\u{200E}рс\u{FE0F} ку\u{AD}рс\u{2063}"), "Курс курс");
         assert_eq!(f("сто\u{301}ит"), "стоит");
+        // Strike-through, underline and stacked marks of "fancy text".
+        assert_eq!(f("s\u{336}t\u{336}o\u{336}p\u{336}"), "stop");
+        assert_eq!(f("с\u{332}т\u{332}о\u{332}п\u{332}"), "стоп");
+        assert_eq!(f("z\u{35B}\u{317}\u{300}a\u{489}"), "za\u{489}");
+        // Fancy letters from Letterlike Symbols; ℹ stays (an emoji there).
+        assert_eq!(
+            f("\u{1D447}\u{210E}\u{1D452} ℯxchanℊℯ ℂ\u{1D559}\u{1D55A}\u{1D55F}\u{1D552} ℹ"),
+            "The exchange China ℹ"
+        );
+        // Millions of marks on one letter: past 30 they are dropped before NFC,
+        // which would otherwise hold them all.
+        let zalgo = format!("a{} b", "\u{301}".repeat(1_000_000));
+        assert_eq!(f(&zalgo), "á b");
         // Not folded: what NFKC would also change but carries meaning.
         assert_eq!(f("10 м² № 5 ½"), "10 м² № 5 ½");
         // Latin accents compose and stay.

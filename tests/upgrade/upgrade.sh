@@ -97,7 +97,7 @@ WHERE c.relnamespace = 'dedup'::regnamespace OR c.relname = 'upnews'
 UNION ALL
 SELECT 'schema ' || coalesce(nspacl::text, '') FROM pg_namespace WHERE nspname = 'dedup'
 UNION ALL
-SELECT 'event trigger ' || evtname || ' ' || evtevent || ' ' || evtfoid::regproc FROM pg_event_trigger WHERE evtname LIKE 'dedup%'
+SELECT 'event trigger ' || evtname || ' ' || evtevent || ' ' || evtfoid::regproc || ' ' || evtenabled::text FROM pg_event_trigger WHERE evtname LIKE 'dedup%'
 ORDER BY 1;
 SQL
 }

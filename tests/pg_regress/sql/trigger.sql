@@ -226,6 +226,19 @@ FROM applied ORDER BY id;
 SELECT s.n_docs FROM dedup.collection_stats s JOIN dedup.collections c ON c.id = s.collection_id WHERE c.name = 'applied';
 SELECT dedup.disable('applied');
 DROP TABLE applied;
+-- DDL in such a session (a bulk loader's, a migration tool's) keeps the
+-- registrations in step all the same: the event triggers fire always.
+CREATE TABLE replica_ddl (id int PRIMARY KEY, body text);
+SELECT dedup.enable('replica_ddl', 'body');
+SET session_replication_role = replica;
+ALTER TABLE replica_ddl RENAME COLUMN body TO text_body;
+SELECT body_column FROM dedup.enabled_tables WHERE tbl = 'replica_ddl'::regclass;
+DROP TABLE replica_ddl;
+RESET session_replication_role;
+SELECT count(*) AS left_registered FROM dedup.enabled_tables e
+WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = e.tbl);
+SELECT count(*) AS collection_left FROM dedup.collections WHERE name = 'replica_ddl';
+SELECT evtname, evtenabled FROM pg_event_trigger WHERE evtname LIKE 'dedup%' ORDER BY 1;
 
 -- duplicate_of is a mark set at insert: deleting an original (or changing its key)
 -- leaves its copies' marks as they were. A later copy points at a row that is
