@@ -2251,7 +2251,6 @@ BEGIN
     END LOOP;
 END $$;
 
--- What each event trigger is for (its function's comment says how).
 -- DDL runs in a session under session_replication_role = replica all the same (a
 -- bulk loader's, a migration tool's): the event triggers keep the registrations in
 -- step with the tables there too (a table dropped in such a session had left a
@@ -2263,6 +2262,7 @@ ALTER EVENT TRIGGER dedup_forget_dropped ENABLE ALWAYS;
 ALTER EVENT TRIGGER dedup_columns_renamed ENABLE ALWAYS;
 ALTER EVENT TRIGGER dedup_key_type_changed ENABLE ALWAYS;
 
+-- What each event trigger is for (its function's comment says how).
 COMMENT ON EVENT TRIGGER dedup_partition_dropping IS
     'pg_dedup: a partition of an enabled table that is dropped takes its documents out of the statistics first; partition DDL takes the statistics lock first';
 COMMENT ON EVENT TRIGGER dedup_partitions_changed IS

@@ -80,8 +80,9 @@ pub struct Segment {
 /// that documents stored by an older analyser are told apart from new ones
 /// (`Document::analyzer`) rather than silently compared term by term. Version 1 is
 /// 0.1.0's analyser, which documents without a recorded version come from; version
-/// 2 (0.2.0) puts words in NFKC and writes a word that mixes Cyrillic and Latin
-/// look-alikes in one script (`text::fold`).
+/// 2 (0.2.0) folds invisible characters, compatibility letters and combining
+/// marks (`text::fold`) and writes a word that mixes Cyrillic and Latin look-alikes
+/// in one script (`text::lookalike`).
 pub const ANALYZER_VERSION: u16 = 2;
 
 #[derive(Debug, Clone, PartialEq)]

@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 
 use xxhash_rust::xxh3::Xxh3Default;
 
-use super::fold::Majority;
+use super::lookalike::Majority;
 use super::words::normalize_into;
 use super::wordsplit::for_each_word;
 use crate::interrupt::Pacer;

@@ -21,6 +21,7 @@
 mod fingerprint;
 mod fold;
 mod html;
+mod lookalike;
 mod markdown;
 mod numbers;
 mod segment;
@@ -82,16 +83,18 @@ pub struct AnalyzeOptions {
 struct Visible<'a> {
     text: Cow<'a, str>,
     /// The script of most of its letters, which look-alike words are read in.
-    majority: fold::Majority,
+    majority: lookalike::Majority,
     images: u32,
     links: u32,
 }
 
-/// Markup removal: HTML if it looks like HTML, then the folds of [`fold::visible`]
-/// (invisible characters, which Unicode word segmentation takes for a break or
-/// keeps inside a word although they show nothing: "Ку\u{200B}рс" is the word
-/// "Курс", and a copy sprinkled with them is still a copy; compatibility letters;
-/// NFC), then Telegram markdown. Plain text that needs none is borrowed, not copied.
+/// Markup removal: HTML if it looks like HTML, then invisible characters
+/// ([`fold::invisible`]: Unicode word segmentation takes them for a break or keeps
+/// them inside a word although they show nothing: "Ку\u{200B}рс" is the word
+/// "Курс", and a copy sprinkled with them is still a copy), then Telegram
+/// markdown, then the letter folds ([`fold::letters`]: compatibility letters,
+/// letters composed with their marks); and the text's majority script. Plain
+/// text that needs none is borrowed, not copied.
 fn visible(input: &str) -> Visible<'_> {
     finished(visible_checked(
         input,
@@ -117,22 +120,31 @@ fn visible_checked<'t, E>(
     let h = html::strip(input, &mut progress);
     // In HTML, bare URLs are the labels of already counted <a href> tags.
     let count_bare_urls = !h.html;
-    // Invisible characters go before markdown reads links ("ht\u{200B}tps://").
-    let folded = match h.text {
-        Cow::Borrowed(s) => fold::visible(s, &mut progress),
-        Cow::Owned(s) => match fold::visible(&s, &mut progress) {
+    // Invisible characters go before markdown reads links ("ht\u{200B}tps://");
+    // letters are composed with their marks after it, when no markup is left
+    // between them ("сто`\u{301}ит").
+    let unseen = match h.text {
+        Cow::Borrowed(s) => fold::invisible(s, &mut progress),
+        Cow::Owned(s) => match fold::invisible(&s, &mut progress) {
             Cow::Owned(o) => Cow::Owned(o),
             Cow::Borrowed(_) => Cow::Owned(s),
         },
     };
-    let (text, md_links) = match folded {
+    let (text, md_links) = match unseen {
         Cow::Borrowed(s) => markdown::clean(s, count_bare_urls, &mut progress),
         Cow::Owned(s) => match markdown::clean(&s, count_bare_urls, &mut progress) {
             (Cow::Owned(o), n) => (Cow::Owned(o), n),
             (Cow::Borrowed(_), n) => (Cow::Owned(s), n),
         },
     };
-    let majority = fold::majority(&text, &mut progress);
+    let text = match text {
+        Cow::Borrowed(s) => fold::letters(s, &mut progress),
+        Cow::Owned(s) => match fold::letters(&s, &mut progress) {
+            Cow::Owned(o) => Cow::Owned(o),
+            Cow::Borrowed(_) => Cow::Owned(s),
+        },
+    };
+    let majority = lookalike::majority(&text, &mut progress);
     if let Some(e) = stopped {
         return Err(e);
     }

@@ -1,5 +1,5 @@
 //! Words to stems: normalisation (lower case, `ё`→`е`, typographic apostrophes,
-//! invisible format characters, one script per word: see [`super::fold`]), stop
+//! invisible format characters, one script per word: see [`super::lookalike`]), stop
 //! words, the length filters (too short: under `min_word_length` chars; too long:
 //! a stem over [`MAX_TERM_BYTES`] bytes) and stemming, with a per-call cache so
 //! each distinct spelling is processed once.
@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-use super::fold::Majority;
+use super::lookalike::Majority;
 use super::stopwords::is_stop_word;
 use super::{AnalyzeOptions, Lang};
 use crate::document::{Term, MAX_TERM_BYTES};
@@ -25,7 +25,7 @@ pub(crate) fn normalize_into(word: &str, majority: Majority, out: &mut String) {
 
 /// Appends the normalised form of `word` to `out` (see [`normalize_into`]): once
 /// lower-cased, a word that mixes scripts, or is written in look-alikes of the
-/// text's `majority` script, is put in one ([`super::fold::homoglyphs`]).
+/// text's `majority` script, is put in one ([`super::lookalike::homoglyphs`]).
 fn push_normalized(word: &str, majority: Majority, out: &mut String) {
     if word.is_ascii() && majority != Majority::Cyrillic {
         push_lowered(word, out);
@@ -35,7 +35,7 @@ fn push_normalized(word: &str, majority: Majority, out: &mut String) {
     push_lowered(word, out);
     if let Some(w) = out
         .get(start..)
-        .and_then(|w| super::fold::homoglyphs(w, word, majority))
+        .and_then(|w| super::lookalike::homoglyphs(w, word, majority))
     {
         out.truncate(start);
         out.push_str(&w);
